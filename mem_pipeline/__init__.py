@@ -1,0 +1,57 @@
+"""mem_pipeline: long-term memory for chat agents.
+
+Offline by default (embedded Qdrant, a local ONNX embedder), explainable recall, history of
+every change. Start with :class:`Memory`.
+"""
+
+from .config import MemoryConfig
+from .embed import Embedder, LocalEmbedder, OpenAIEmbedder
+from .errors import (
+    ConfigError,
+    EmbedderError,
+    EmbedderMismatchError,
+    ExtractionPendingError,
+    InvalidInputError,
+    LLMError,
+    LLMRetryError,
+    MemPipelineError,
+    NotFoundError,
+    ScopeError,
+    StoreError,
+    StoreLockedError,
+)
+from .memory import Memory
+from .models import AddEvent, AddResult, Category, HistoryEvent, Message, Scope, StoredFact
+from .recall import Hit, Recall
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AddEvent",
+    "AddResult",
+    "Category",
+    "ConfigError",
+    "Embedder",
+    "EmbedderError",
+    "EmbedderMismatchError",
+    "ExtractionPendingError",
+    "HistoryEvent",
+    "Hit",
+    "InvalidInputError",
+    "LLMError",
+    "LLMRetryError",
+    "LocalEmbedder",
+    "MemPipelineError",
+    "Memory",
+    "MemoryConfig",
+    "Message",
+    "NotFoundError",
+    "OpenAIEmbedder",
+    "Recall",
+    "Scope",
+    "ScopeError",
+    "StoreError",
+    "StoreLockedError",
+    "StoredFact",
+    "__version__",
+]

@@ -1,0 +1,339 @@
+"""Text analysis shared by the lexical index, the offline extractor and concept matching.
+
+Pure functions, no state beyond constant tables.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+import zlib
+from collections import Counter
+from functools import lru_cache
+
+import snowballstemmer
+
+__all__ = [
+    "STOPWORDS",
+    "candidate_phrases",
+    "content_words",
+    "normalize_concept",
+    "normalize_text",
+    "sparse_doc",
+    "sparse_query",
+    "split_sentences",
+    "stem",
+    "tokens",
+]
+
+# English function words, plus the words questions are made of ("when", "did", "likely"):
+# they carry no topic and only add noise to the lexical signal.
+STOPWORDS = frozenset(
+    """
+    a about above after again against all am an and any are aren't as at be because been
+    before being below between both but by can can't cannot could couldn't did didn't do does
+    doesn't doing don't down during each few for from further had hadn't has hasn't have
+    haven't having he he'd he'll he's her here here's hers herself him himself his how how's i
+    i'd i'll i'm i've if in into is isn't it it's its itself let's me more most mustn't my
+    myself no nor not of off on once only or other ought our ours ourselves out over own same
+    shan't she she'd she'll she's should shouldn't so some such than that that's the their
+    theirs them themselves then there there's these they they'd they'll they're they've this
+    those through to too under until up very was wasn't we we'd we'll we're we've were weren't
+    what what's when when's where where's which while who who's whom why why's with won't
+    would wouldn't you you'd you'll you're you've your yours yourself yourselves also just
+    really very much many lot lots get got getting go going gone went will shall may might
+    must would like likely kind sort thing things stuff yeah yes yep ok okay oh um uh well
+    sure quite pretty way ever even still already now then today yesterday tomorrow something
+    anything everything nothing someone anyone everyone one ones
+    """.split()
+)
+
+_TOKEN_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
+_SENT_RE = re.compile(r"(?<=[.!?…])[\"')\]]*\s+|\n+")
+_STEMMER = snowballstemmer.stemmer("english")
+
+
+def normalize_text(text: str) -> str:
+    """Unicode NFKC, collapsed whitespace, lowercased: the key for deterministic ids."""
+    return " ".join(unicodedata.normalize("NFKC", text).split()).lower()
+
+
+def tokens(text: str) -> list[str]:
+    """Lowercased word tokens (letters and digits), apostrophes kept inside words."""
+    return [t.replace("’", "'") for t in _TOKEN_RE.findall(unicodedata.normalize("NFKC", text).lower())]
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    result: str = _STEMMER.stemWord(word)
+    return result
+
+
+def content_words(text: str) -> list[str]:
+    """Stemmed tokens without stopwords; possessive 's dropped."""
+    out = []
+    for t in tokens(text):
+        if t.endswith("'s"):
+            t = t[:-2]
+        if t and t not in STOPWORDS:
+            out.append(stem(t))
+    return out
+
+
+def _term_index(term: str) -> int:
+    return zlib.crc32(term.encode("utf-8")) & 0x7FFFFFFF
+
+
+# BM25's term-frequency saturation, computed client side; Qdrant applies the IDF (Modifier.IDF)
+# at query time from its own collection statistics. k1, b and the average length are the usual
+# BM25 constants for short documents.
+_K1 = 1.2
+_B = 0.75
+_AVG_LEN = 16.0
+
+
+def sparse_doc(text: str) -> tuple[list[int], list[float]]:
+    """Sparse vector of a stored text: term -> BM25 tf component (IDF is left to Qdrant)."""
+    words = content_words(text)
+    if not words:
+        return [], []
+    counts = Counter(words)
+    norm = _K1 * (1 - _B + _B * len(words) / _AVG_LEN)
+    merged: dict[int, float] = {}
+    for term, tf in counts.items():
+        idx = _term_index(term)
+        merged[idx] = merged.get(idx, 0.0) + tf * (_K1 + 1) / (tf + norm)
+    items = sorted(merged.items())
+    return [i for i, _ in items], [v for _, v in items]
+
+
+def sparse_query(text: str) -> tuple[list[int], list[float]]:
+    """Sparse vector of a query: each distinct content term once, weight 1."""
+    idx = sorted({_term_index(t) for t in content_words(text)})
+    return idx, [1.0] * len(idx)
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split on sentence-final punctuation and newlines; empty pieces dropped."""
+    return [s.strip() for s in _SENT_RE.split(text) if s and s.strip()]
+
+
+_IRREGULAR = {
+    "children": "child",
+    "people": "person",
+    "men": "man",
+    "women": "woman",
+    "mice": "mouse",
+    "feet": "foot",
+    "teeth": "tooth",
+    "geese": "goose",
+}
+_KEEP_S = (
+    "ss",
+    "us",
+    "is",
+    "news",
+    "series",
+    "species",
+    "physics",
+    "maths",
+    "tennis",
+    "chess",
+    "glasses",
+    "jeans",
+    "pants",
+    "scissors",
+)
+
+
+def _singular(word: str) -> str:
+    if word in _IRREGULAR:
+        return _IRREGULAR[word]
+    if len(word) <= 3 or word.endswith(_KEEP_S):
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("ches", "shes", "xes", "zes", "sses")):
+        return word[:-2]
+    if word.endswith("s"):
+        return word[:-1]
+    return word
+
+
+def normalize_concept(concept: str) -> str:
+    """Lowercase, single spaces, punctuation trimmed, last word singular: "Timeouts " -> "timeout"."""
+    words = [w.strip("'") for w in tokens(concept)]
+    words = [w for w in words if w]
+    if not words:
+        return ""
+    words[-1] = _singular(words[-1])
+    return " ".join(words)[:80]
+
+
+# Common verbs, adverbs and number words: they end a keyword phrase (a cheap stand-in for a
+# part-of-speech tagger) so "I love hiking" gives "hiking", not "love hiking".
+_BREAKERS = frozenset(
+    """
+    love loves loved like likes liked hate hates hated enjoy enjoys enjoyed prefer prefers
+    preferred want wants wanted need needs needed think thinks thought feel feels felt know
+    knows knew live lives lived living work works worked move moves moved moving start started
+    starting stop stopped try tried trying use used using make made making take took taken
+    taking give gave given see saw seen say said tell told ask asked called find found keep
+    kept let put run ran come came become became begin began plan plans planned planning hope
+    hoped visit visited visiting buy bought sell sold pay paid play played playing watch
+    watched read write wrote written learn learned learning teach taught help helped meet met
+    bring brought finish finished fix fixed timed retried went going gone been being doing
+    done always never often usually sometimes recently soon later lately finally actually
+    probably maybe definitely especially totally currently anymore ago new old good great bad
+    best better big small little nice favorite favourite two three four five six seven eight
+    nine ten twenty hundred thousand first second third
+    """.split()
+)
+
+_GENERIC = frozenset(
+    """
+    time times day days week weeks month months year years people person guy guys bit way lot
+    thanks thank hi hello hey
+    """.split()
+)
+
+
+def candidate_phrases(text: str, *, max_words: int = 3) -> list[str]:
+    """Keyword phrases: maximal runs of non-stopword tokens (RAKE-style), normalised.
+
+    Runs longer than ``max_words`` are split into their words; single generic words ("time",
+    "day") and pure numbers are dropped. Order of first appearance, no duplicates.
+    """
+    runs: list[list[str]] = []
+    current: list[str] = []
+    for piece in re.split(r"([,;:()\"!?.\n—–-]+)", text):
+        if re.fullmatch(r"[,;:()\"!?.\n—–-]+", piece or ""):
+            if current:
+                runs.append(current)
+                current = []
+            continue
+        for t in tokens(piece):
+            if t.endswith("'s"):
+                t = t[:-2]
+            if t in STOPWORDS or t in _BREAKERS or "'" in t or t.isdigit() or len(t) < 2:
+                if current:
+                    runs.append(current)
+                    current = []
+            else:
+                current.append(t)
+    if current:
+        runs.append(current)
+    out: list[str] = []
+    for run in runs:
+        parts = [run] if len(run) <= max_words else [[w] for w in run]
+        for p in parts:
+            if len(p) == 1 and p[0] in _GENERIC:
+                continue
+            c = normalize_concept(" ".join(p))
+            if c and c not in out:
+                out.append(c)
+    return out
+
+
+# Words whose presence on one side only means two similar sentences state different facts:
+# negation and tense markers, quantities, ordinals, calendar and clock words.
+_SPECIFIC = frozenset(
+    """
+    not no never n't nor none without ex former formerly used least less more cancel cancelled
+    canceled quit stopped stop anymore longer instead before after until zero one two three
+    four five six seven eight nine ten eleven twelve fifteen twenty thirty forty fifty hundred
+    thousand million once twice thrice half double first second third fourth fifth last next
+    previous january february march april may june july august september october november
+    december monday tuesday wednesday thursday friday saturday sunday weekend weekday weekdays
+    weekends morning afternoon evening night noon midnight am pm daily weekly monthly yearly
+    annually day week month year hour minute spring summer autumn fall winter
+    """.split()
+)
+_THOUSANDS = re.compile(r"(\d),(\d{3})\b")
+_UNIT = re.compile(r"(\d)(st|nd|rd|th|x|am|pm|mg|kg|km|k|h|min|s)\b", re.IGNORECASE)
+_NUMBER_WORDS = {
+    w: str(i)
+    for i, w in enumerate(
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+        ]
+    )
+}
+_NUMBER_WORDS.update({"once": "1", "twice": "2", "thrice": "3"})
+_VOICE = frozenset(
+    """
+    i me my mine myself i'm i've i'd i'll user user's the their they them
+    """.split()
+)
+
+
+def conflicting_specifics(a: str, b: str) -> set[str]:
+    """Tokens that one text has and the other lacks, and that change what a fact says.
+
+    Numbers (any token with a digit), negation/tense markers, quantities, calendar and clock
+    words, and capitalised words after the first (names, places). Used by the near-duplicate
+    check: two sentences that differ in one of these are not the same fact, however close
+    their embeddings ("rent is 1,200" / "rent is 1,500" have cosine 0.985).
+    """
+
+    def specifics(text: str) -> set[str]:
+        out = set()
+        text = _THOUSANDS.sub(r"\1\2", unicodedata.normalize("NFKC", text))
+        text = _UNIT.sub(r"\1 \2", text)
+        raw = [_NUMBER_WORDS.get(t.lower(), t) for t in _TOKEN_RE.findall(text)]
+        for i, tok in enumerate(raw):
+            low = tok.lower().replace("’", "'")
+            if low in _VOICE or (low in ("am", "pm") and not (i and raw[i - 1].isdigit())):
+                continue
+            if low.endswith("n't"):
+                out.add("n't")
+                continue
+            if (
+                any(ch.isdigit() for ch in low)
+                or low in _SPECIFIC
+                or (i > 0 and tok[:1].isupper() and low not in STOPWORDS)
+            ):
+                out.add(stem(low.removesuffix("'s")))
+        return out
+
+    sa, sb = specifics(a), specifics(b)
+    # a capitalised word is only "specific" when the other side lacks it in any case
+    la = set(content_words(a)) | {stem(t) for t in tokens(a)}
+    lb = set(content_words(b)) | {stem(t) for t in tokens(b)}
+    return {t for t in sa - sb if t not in lb} | {t for t in sb - sa if t not in la}
+
+
+_VOICE_MAP = [
+    (re.compile(r"\bI\s*'?\s*m\b|\bI am\b", re.I), "the user is"),
+    (re.compile(r"\bI\s*'?\s*ve\b", re.I), "the user has"),
+    (re.compile(r"\bI\s*'?\s*d\b", re.I), "the user would"),
+    (re.compile(r"\bI\s*'?\s*ll\b", re.I), "the user will"),
+    (re.compile(r"\bmy\b", re.I), "the user's"),
+    (re.compile(r"\bmine\b", re.I), "the user's"),
+    (re.compile(r"\bmyself\b", re.I), "the user"),
+    (re.compile(r"\bme\b", re.I), "the user"),
+    (re.compile(r"\bI\b"), "the user"),
+]
+
+
+def third_person(text: str) -> str:
+    """Rewrite the speaker's first person as "the user" ("I'm vegan" -> "the user is vegan").
+
+    Used for comparing facts (dedupe), so that "I have a peanut allergy" and "The user has a
+    peanut allergy" are compared as the same voice. Verb agreement is left as it is.
+    """
+    for pattern, repl in _VOICE_MAP:
+        text = pattern.sub(repl, text)
+    return text

@@ -1,0 +1,136 @@
+"""One frozen configuration. The environment is read here and nowhere else (:meth:`from_env`)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .errors import ConfigError
+from .models import Category
+
+__all__ = ["DEFAULT_HALF_LIVES_DAYS", "MemoryConfig", "default_data_path"]
+
+#: Half-life (days) of a fact's recency factor, per category. The reasoning: who a person is and
+#: whom they know changes over years (biography, relationship: ~3 years); tastes and skills over
+#: a year or two; work and health over months; plans are about a near future and go stale within
+#: weeks; an event is remembered but its relevance to "now" fades within a season.
+DEFAULT_HALF_LIVES_DAYS: dict[str, float] = {
+    Category.BIOGRAPHY.value: 1095.0,
+    Category.RELATIONSHIP.value: 1095.0,
+    Category.PREFERENCE.value: 540.0,
+    Category.SKILL.value: 540.0,
+    Category.WORK.value: 270.0,
+    Category.HEALTH.value: 180.0,
+    Category.EVENT.value: 120.0,
+    Category.PLAN.value: 45.0,
+    Category.OTHER.value: 180.0,
+}
+
+
+def default_data_path() -> Path:
+    """Where the embedded store lives when no path is given: the user's data directory."""
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("mem_pipeline", appauthor=False)) / "qdrant"
+
+
+class MemoryConfig(BaseModel):
+    """Configuration of a :class:`~mem_pipeline.Memory`. Frozen; build a new one to change it.
+
+    Store: ``path`` (embedded Qdrant on disk, ``":memory:"`` for a throwaway store) or ``url``
+    (a Qdrant server). Neither: the embedded store at :func:`default_data_path`.
+
+    Dedupe thresholds (cosine of the local all-MiniLM-L6-v2 int8 embedder, facts compared in
+    the third person), measured with ``python -m eval.dedupe_threshold`` on
+    ``eval/data/paraphrase_pairs.jsonl`` (hand-written: 60 paraphrases, 60 related-but-different
+    facts such as "rent is 1,200" / "rent is 1,500", 30 unrelated). Cosine alone cannot separate
+    them: related pairs have a *higher* median cosine (0.869) than paraphrases (0.894 after the
+    voice rewrite, 0.699 before). So a merge needs cosine >= ``dedupe_threshold`` AND no
+    conflicting specifics (numbers, negations, dates, names). Measured, paraphrases merged /
+    wrong merges out of 90: 0.86 -> 65.0% / 10; 0.88 -> 53.3% / 7; **0.90 -> 46.7% / 4**;
+    0.92 -> 31.7% / 2. We take 0.90: a missed merge costs a near-copy, a wrong merge only
+    bumps a confirmation count (the new wording is kept in the REINFORCE history event).
+    ``dedupe_threshold``: at or above, a new fact reinforces the stored one instead of adding.
+    ``related_threshold``: between this and ``dedupe_threshold``, a fact is "related": the LLM
+    reconciler (when configured) decides ADD / UPDATE / SUPERSEDE / NOOP, and the offline
+    reconciler supersedes only when the new text carries an explicit correction cue.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # store
+    path: str | None = None
+    url: str | None = None
+    qdrant_api_key: str | None = None
+    collection_prefix: str = "mem_pipeline"
+
+    # embedder
+    embedder: Literal["local", "openai"] = "local"
+    embedding_model: str = "text-embedding-3-small"
+    embedding_threads: int = Field(default=1, ge=1)
+
+    # LLM (extraction and reconciliation); no base_url and no key -> offline extractor
+    llm_base_url: str | None = None
+    llm_api_key: str | None = None
+    llm_model: str = "gpt-4o-mini"
+    llm_structured_output: Literal["auto", "json_schema", "json_object"] = "auto"
+    llm_timeout_s: float = Field(default=60.0, gt=0)
+    llm_max_retries: int = Field(default=4, ge=0)
+    llm_reasks: int = Field(default=2, ge=0)
+
+    # dedupe / reconcile
+    dedupe_threshold: float = Field(default=0.90, gt=0, le=1)
+    related_threshold: float = Field(default=0.70, gt=0, le=1)
+
+    # input limits
+    max_message_chars: int = Field(default=32_000, ge=1)
+
+    # scoring
+    half_lives_days: Mapping[str, float] = Field(default_factory=lambda: dict(DEFAULT_HALF_LIVES_DAYS))
+    decay_floor: float = Field(default=0.35, ge=0, le=1)
+    reinforce_on_recall: bool = True
+    dense_weight: float = Field(default=0.55, ge=0, le=1)
+    use_sparse: bool = True
+    use_decay: bool = True
+
+    @property
+    def llm_configured(self) -> bool:
+        return bool(self.llm_base_url or self.llm_api_key)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> MemoryConfig:
+        """Build from the environment; explicit ``overrides`` win.
+
+        ``MEM_PIPELINE_PATH``, ``QDRANT_URL``, ``QDRANT_API_KEY``, ``OPENAI_API_KEY``,
+        ``OPENAI_BASE_URL``, ``MEM_PIPELINE_LLM_MODEL``, ``MEM_PIPELINE_EMBEDDER`` (local|openai),
+        ``MEM_PIPELINE_EMBEDDING_MODEL``, ``MEM_PIPELINE_STRUCTURED_OUTPUT`` (auto|json_schema|
+        json_object).
+        """
+        env = os.environ if env is None else env
+        values: dict[str, object] = {}
+        mapping = {
+            "MEM_PIPELINE_PATH": "path",
+            "QDRANT_URL": "url",
+            "QDRANT_API_KEY": "qdrant_api_key",
+            "OPENAI_API_KEY": "llm_api_key",
+            "OPENAI_BASE_URL": "llm_base_url",
+            "MEM_PIPELINE_LLM_MODEL": "llm_model",
+            "MEM_PIPELINE_EMBEDDER": "embedder",
+            "MEM_PIPELINE_EMBEDDING_MODEL": "embedding_model",
+            "MEM_PIPELINE_STRUCTURED_OUTPUT": "llm_structured_output",
+        }
+        for var, field in mapping.items():
+            if env.get(var):
+                values[field] = env[var]
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        try:
+            return cls.model_validate(values)
+        except ValidationError as e:
+            raise ConfigError(str(e)) from e
+
+    def half_life(self, category: str) -> float:
+        return float(self.half_lives_days.get(category, self.half_lives_days.get("other", 180.0)))

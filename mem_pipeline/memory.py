@@ -1,0 +1,694 @@
+"""The ``Memory`` facade: validates input, wires the stages, writes the history.
+
+It holds no scoring or extraction logic of its own: those live in ``decay``/``recall``,
+``extract`` and ``reconcile``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ._text import (
+    candidate_phrases,
+    normalize_concept,
+    normalize_text,
+    sparse_doc,
+    sparse_query,
+    third_person,
+)
+from .config import MemoryConfig, default_data_path
+from .decay import decayed_strength
+from .embed import Embedder, EmbeddingCache, LocalEmbedder, OpenAIEmbedder
+from .errors import InvalidInputError, NotFoundError
+from .extract import Extractor, OfflineExtractor, ground
+from .models import (
+    AddEvent,
+    AddResult,
+    Category,
+    ExtractedFact,
+    HistoryEvent,
+    Message,
+    Scope,
+    StoredFact,
+    json_safe,
+    utcnow,
+)
+from .recall import Recall, rank
+from .reconcile import Decision, Reconciler, offline_decision
+from .store import QdrantStore, VectorLike
+
+__all__ = ["Memory"]
+
+log = logging.getLogger(__name__)
+
+_ID_NAMESPACE = uuid.UUID("5f0c7a52-3d4e-4f6b-9a51-6d2f1b0e8c11")
+_MAX_CONCEPTS = 32
+
+
+def fact_id(scope: Scope, text: str) -> str:
+    """Deterministic id: the same text in the same scope is always the same fact."""
+    return str(uuid.uuid5(_ID_NAMESPACE, scope.key() + "\x1e" + normalize_text(text)))
+
+
+def _as_datetime(value: Any, what: str = "timestamp") -> datetime:
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return datetime.fromtimestamp(float(value), tz=timezone.utc)
+    if isinstance(value, str):
+        try:
+            return _as_datetime(datetime.fromisoformat(value.replace("Z", "+00:00")), what)
+        except ValueError as e:
+            raise InvalidInputError(f"{what} {value!r:.60} is not an ISO 8601 time") from e
+    raise InvalidInputError(f"{what} must be a datetime, an ISO string or epoch seconds")
+
+
+class Memory:
+    """Long-term memory for one or many users, on embedded Qdrant by default.
+
+    >>> with Memory(path=":memory:") as m:                         # doctest: +SKIP
+    ...     m.add("I'm vegetarian and I love hiking.", user_id="ana")
+    ...     print(m.search("what should I cook?", user_id="ana").to_prompt())
+
+    Collaborators are injected (``embedder``, ``store``, ``extractor``, ``reconciler``,
+    ``clock``); each defaults to the offline choice the configuration implies.
+    """
+
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        url: str | None = None,
+        config: MemoryConfig | None = None,
+        *,
+        embedder: Embedder | None = None,
+        store: QdrantStore | None = None,
+        extractor: Extractor | None = None,
+        reconciler: Reconciler | None = None,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        overrides: dict[str, Any] = {}
+        if path is not None:
+            overrides["path"] = str(path)
+        if url is not None:
+            overrides["url"] = url
+        if config is None:
+            config = MemoryConfig.from_env(**overrides)
+        elif overrides:
+            config = config.model_copy(update=overrides)
+        self.config = config
+        self._clock = clock
+        self._lock = threading.RLock()
+        if embedder is None:
+            embedder = (
+                OpenAIEmbedder(
+                    config.embedding_model, api_key=config.llm_api_key, base_url=config.llm_base_url
+                )
+                if config.embedder == "openai"
+                else LocalEmbedder(threads=config.embedding_threads)
+            )
+        self.embedder = embedder
+        self._embed = EmbeddingCache(embedder)
+        if store is None:
+            store_path = None
+            if not config.url:
+                store_path = config.path or str(default_data_path())
+                if store_path != ":memory:":
+                    Path(store_path).mkdir(parents=True, exist_ok=True)
+            store = QdrantStore.open(
+                path=store_path,
+                url=config.url,
+                api_key=config.qdrant_api_key,
+                embedder_id=embedder.model_id,
+                dimensions=embedder.dimensions,
+                prefix=config.collection_prefix,
+            )
+        self.store = store
+        if extractor is None:
+            extractor = self._default_extractor()
+        self.extractor = extractor
+        self.reconciler = reconciler
+
+    def _default_extractor(self) -> Extractor:
+        return OfflineExtractor()
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def now(self) -> datetime:
+        return self._clock()
+
+    # -- input checks -------------------------------------------------------------------------
+    def _messages(self, messages: Any) -> list[Message]:
+        if isinstance(messages, str):
+            messages = [{"role": "user", "content": messages}]
+        if isinstance(messages, (Mapping, Message)):
+            messages = [messages]
+        if not isinstance(messages, Sequence) or isinstance(messages, (bytes, bytearray)):
+            raise InvalidInputError("messages must be a string or a list of {'role', 'content'} mappings")
+        if not messages:
+            raise InvalidInputError("messages is empty: nothing to remember")
+        out = []
+        for i, m in enumerate(messages):
+            if isinstance(m, Message):
+                msg = m
+            elif isinstance(m, Mapping):
+                content = m.get("content")
+                if not isinstance(content, str):
+                    raise InvalidInputError(
+                        f"message {i}: content must be a string, got {type(content).__name__}"
+                    )
+                role = m.get("role", "user")
+                if role not in ("user", "assistant", "system"):
+                    raise InvalidInputError(f"message {i}: role must be user, assistant or system")
+                name = m.get("name")
+                if name is not None and not isinstance(name, str):
+                    raise InvalidInputError(f"message {i}: name must be a string")
+                msg = Message(role=role, content=content, name=name)
+            else:
+                raise InvalidInputError(
+                    f"message {i} must be a mapping with role and content, got {type(m).__name__}"
+                )
+            if not msg.content.strip():
+                raise InvalidInputError(f"message {i} is empty or whitespace")
+            if "\x00" in msg.content:
+                raise InvalidInputError(f"message {i} contains a NUL character")
+            if len(msg.content) > self.config.max_message_chars:
+                raise InvalidInputError(
+                    f"message {i} has {len(msg.content)} characters; the limit is "
+                    f"{self.config.max_message_chars} (MemoryConfig.max_message_chars). Split it "
+                    "into turns: nothing was stored."
+                )
+            out.append(msg)
+        return out
+
+    @staticmethod
+    def _concepts(concepts: Iterable[str] | None) -> list[str]:
+        if concepts is None:
+            return []
+        if isinstance(concepts, str):
+            concepts = [concepts]
+        out: list[str] = []
+        for c in concepts:
+            if not isinstance(c, str):
+                raise InvalidInputError(f"concepts must be strings, got {type(c).__name__}")
+            n = normalize_concept(c)
+            if n and n not in out:
+                out.append(n)
+        if len(out) > _MAX_CONCEPTS:
+            raise InvalidInputError(f"at most {_MAX_CONCEPTS} concepts per fact, got {len(out)}")
+        return out
+
+    @staticmethod
+    def _text(text: Any, what: str = "text") -> str:
+        if not isinstance(text, str):
+            raise InvalidInputError(f"{what} must be a string, got {type(text).__name__}")
+        if not text.strip():
+            raise InvalidInputError(f"{what} is empty or whitespace")
+        return text
+
+    @staticmethod
+    def _limit(limit: Any) -> int:
+        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 1000:
+            raise InvalidInputError(f"limit must be an integer from 1 to 1000, got {limit!r}")
+        return limit
+
+    # -- write path ---------------------------------------------------------------------------
+    def add(
+        self,
+        messages: str | Sequence[Mapping[str, Any] | Message],
+        *,
+        user_id: str,
+        tenant: str = "default",
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        concepts: Iterable[str] | None = None,
+        infer: bool | None = None,
+        timestamp: datetime | str | float | None = None,
+    ) -> AddResult:
+        """Remember what the user said.
+
+        ``infer=False`` stores each user message verbatim as one fact (caller ``concepts``
+        attached; without them, keyword phrases of the text), merging only exact repeats.
+        ``infer=None``/``True`` runs the configured extractor (the LLM when configured, else
+        the offline extractor), grounds its facts, and reconciles each with the stored ones.
+        ``timestamp`` is when the turns happened (default: now).
+        """
+        scope = Scope.of(user_id, tenant, agent_id, run_id)
+        msgs = self._messages(messages)
+        meta = json_safe(metadata)
+        extra_concepts = self._concepts(concepts)
+        when = self.now() if timestamp is None else _as_datetime(timestamp)
+        result = AddResult(extractor="raw" if infer is False else self.extractor.name)
+        with self._lock:
+            if infer is False:
+                facts = [
+                    ExtractedFact(
+                        text=m.content,
+                        category=Category.OTHER,
+                        concepts=extra_concepts or candidate_phrases(m.content)[:8],
+                        source_turns=[i],
+                    )
+                    for i, m in enumerate(msgs)
+                    if m.role == "user"
+                ]
+            else:
+                extraction = self.extractor.extract(msgs, when)
+                result.llm_calls += extraction.llm_calls
+                result.prompt_tokens += extraction.prompt_tokens
+                result.completion_tokens += extraction.completion_tokens
+                facts = self._grounded(extraction.facts, msgs, result)
+                for f in facts:
+                    f.concepts = [
+                        c
+                        for c in dict.fromkeys([normalize_concept(c) for c in f.concepts] + extra_concepts)
+                        if c
+                    ]
+            if not facts:
+                return result
+            texts = [self._embed_text(f, msgs, infer is False) for f in facts]
+            vectors = self._embed.embed(texts)
+            for fact, text, vec in zip(facts, texts, vectors):
+                speaker = msgs[fact.source_turns[0]].name if fact.source_turns else None
+                fmeta = dict(meta)
+                if speaker and "speaker" not in fmeta:
+                    fmeta["speaker"] = speaker
+                if infer is False:
+                    decision = Decision("ADD", reason="raw turn")
+                else:
+                    neighbours = self._neighbours(scope, vec)
+                    decision = offline_decision(
+                        fact,
+                        neighbours,
+                        dedupe_threshold=self.config.dedupe_threshold,
+                        related_threshold=self.config.related_threshold,
+                        reconciler=self.reconciler,
+                    )
+                origin = "raw" if infer is False else ("llm" if self.extractor.name == "llm" else "offline")
+                result.events.extend(self._apply(scope, fact, text, vec, decision, fmeta, when, origin))
+        return result
+
+    def _grounded(
+        self, facts: list[ExtractedFact], msgs: Sequence[Message], result: AddResult
+    ) -> list[ExtractedFact]:
+        """Drop facts the user's own words do not support (each logged and counted)."""
+        user_texts = [m.content for m in msgs if m.role == "user"]
+        kept = []
+        for f in facts:
+            reason = ground(f.text, user_texts)
+            if reason is None:
+                kept.append(f)
+            else:
+                log.info("rejected ungrounded fact %r: %s", f.text, reason)
+                result.events.append(
+                    AddEvent(event="REJECT", id=None, text=f.text, category=f.category, reason=reason)
+                )
+        return kept
+
+    @staticmethod
+    def _embed_text(fact: ExtractedFact, msgs: Sequence[Message], raw: bool) -> str:
+        """What is embedded and indexed: a raw turn as "speaker: text"; an inferred fact in
+        the third person ("I" -> "the user"), so facts compare in one voice (see
+        ``eval/dedupe_threshold.py``: paraphrase median cosine 0.70 -> 0.89)."""
+        if raw:
+            name = msgs[fact.source_turns[0]].name if fact.source_turns else None
+            return f"{name}: {fact.text}" if name else fact.text
+        return third_person(fact.text)
+
+    def _neighbours(self, scope: Scope, vec: VectorLike) -> list[tuple[StoredFact, float]]:
+        cands = self.store.search(scope, dense=vec, sparse=None, limit=5)
+        pairs = [(c.fact, float(c.dense or 0.0)) for c in cands]
+        pairs.sort(key=lambda p: p[1], reverse=True)
+        return pairs
+
+    def _apply(
+        self,
+        scope: Scope,
+        fact: ExtractedFact,
+        embed_text: str,
+        vec: VectorLike,
+        decision: Decision,
+        meta: dict[str, Any],
+        when: datetime,
+        origin: str,
+    ) -> list[AddEvent]:
+        now = self.now()
+        if decision.action == "NOOP":
+            return [
+                AddEvent(
+                    event="NOOP",
+                    id=decision.target.id if decision.target else None,
+                    text=fact.text,
+                    category=fact.category,
+                    reason=decision.reason,
+                )
+            ]
+        if decision.action == "REINFORCE" and decision.target is not None:
+            return [self._reinforce(scope, decision.target, fact, when, decision.reason)]
+        if decision.action == "UPDATE" and decision.target is not None:
+            new_text = decision.text or fact.text
+            self._rewrite(scope, decision.target, new_text, fact.concepts, now, reason=decision.reason)
+            return [
+                AddEvent(
+                    event="UPDATE",
+                    id=decision.target.id,
+                    text=new_text,
+                    category=decision.target.category,
+                    reason=decision.reason,
+                )
+            ]
+        # ADD, possibly superseding a target
+        fid = fact_id(scope, fact.text)
+        existing = self.store.get_facts(scope, [fid])
+        if existing and existing[0].is_valid:
+            return [self._reinforce(scope, existing[0], fact, when, "exact repeat")]
+        stored = StoredFact(
+            id=fid,
+            text=fact.text,
+            category=fact.category,
+            concepts=fact.concepts[:_MAX_CONCEPTS],
+            scope=scope,
+            metadata=meta,
+            created_at=when,
+            updated_at=now,
+            last_seen_at=when,
+            valid_from=when,
+            origin=origin,  # type: ignore[arg-type]
+        )
+        self.store.upsert_facts([(stored, vec, sparse_doc(embed_text), embed_text)])
+        events: list[dict[str, Any]] = [
+            self._event(fid, "ADD", None, fact.text, now, reason=decision.reason, restored=bool(existing))
+        ]
+        out = [AddEvent(event="ADD", id=fid, text=fact.text, category=fact.category, reason=decision.reason)]
+        if decision.action == "SUPERSEDE" and decision.target is not None:
+            old = decision.target
+            self.store.set_fact_fields(
+                old.id,
+                {
+                    "valid": False,
+                    "invalid_ts": when.timestamp(),
+                    "superseded_by": fid,
+                    "updated_ts": now.timestamp(),
+                },
+            )
+            events.append(
+                self._event(
+                    old.id,
+                    "SUPERSEDE",
+                    old.text,
+                    fact.text,
+                    now,
+                    superseded_by=fid,
+                    reason=decision.reason,
+                )
+            )
+            out = [
+                AddEvent(
+                    event="SUPERSEDE",
+                    id=fid,
+                    text=fact.text,
+                    category=fact.category,
+                    previous_id=old.id,
+                    reason=decision.reason,
+                )
+            ]
+        self.store.add_events(scope, events)
+        return out
+
+    def _reinforce(
+        self, scope: Scope, target: StoredFact, fact: ExtractedFact, when: datetime, reason: str
+    ) -> AddEvent:
+        now = self.now()
+        concepts = list(dict.fromkeys([*target.concepts, *fact.concepts]))[:_MAX_CONCEPTS]
+        last_seen = max(target.last_seen_at, when)
+        self.store.set_fact_fields(
+            target.id,
+            {
+                "confirmations": target.confirmations + 1,
+                "last_seen_ts": last_seen.timestamp(),
+                "updated_ts": now.timestamp(),
+                "concepts": concepts,
+            },
+        )
+        self.store.add_events(
+            scope,
+            [
+                self._event(
+                    target.id,
+                    "REINFORCE",
+                    target.text,
+                    fact.text,
+                    now,
+                    reason=reason,
+                    confirmations=target.confirmations + 1,
+                )
+            ],
+        )
+        return AddEvent(
+            event="REINFORCE", id=target.id, text=fact.text, category=target.category, reason=reason
+        )
+
+    def _rewrite(
+        self,
+        scope: Scope,
+        target: StoredFact,
+        text: str,
+        concepts: Sequence[str],
+        now: datetime,
+        *,
+        reason: str = "",
+        event: str = "UPDATE",
+    ) -> None:
+        index_text = text if target.origin == "raw" else third_person(text)
+        vec = self._embed.embed_one(index_text)
+        updated = target.model_copy(
+            update={
+                "text": text,
+                "updated_at": now,
+                "concepts": list(dict.fromkeys([*target.concepts, *concepts]))[:_MAX_CONCEPTS],
+            }
+        )
+        self.store.upsert_facts([(updated, vec, sparse_doc(index_text), index_text)])
+        self.store.add_events(scope, [self._event(target.id, event, target.text, text, now, reason=reason)])
+
+    _seq = 0
+
+    def _event(
+        self, fid: str, event: str, old: str | None, new: str | None, at: datetime, **detail: Any
+    ) -> dict[str, Any]:
+        Memory._seq += 1
+        return {
+            "fact_id": fid,
+            "event": event,
+            "old_text": old,
+            "new_text": new,
+            "at_ts": at.timestamp(),
+            "seq": Memory._seq,
+            "detail": {k: v for k, v in detail.items() if v not in (None, False, "")},
+        }
+
+    # -- read path ----------------------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        *,
+        user_id: str,
+        tenant: str = "default",
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        limit: int = 5,
+        filters: Mapping[str, Any] | None = None,
+        include_invalid: bool = False,
+        now: datetime | None = None,
+        reinforce: bool | None = None,
+    ) -> Recall:
+        """The facts most relevant to ``query`` in this scope, scored and explained."""
+        scope = Scope.of(user_id, tenant, agent_id, run_id)
+        query = self._text(query, "query")
+        limit = self._limit(limit)
+        cfg = self.config
+        at = self.now() if now is None else _as_datetime(now, "now")
+        vec = self._embed.embed_one(query)
+        sparse = sparse_query(query) if cfg.use_sparse else None
+        with self._lock:
+            cands = self.store.search(
+                scope,
+                dense=vec,
+                sparse=sparse,
+                limit=max(limit * 4, 40),
+                filters=filters,
+                include_invalid=include_invalid,
+            )
+            hits = rank(
+                cands,
+                now=at,
+                half_lives=cfg.half_lives_days,
+                dense_weight=cfg.dense_weight,
+                decay_floor=cfg.decay_floor,
+                use_decay=cfg.use_decay,
+            )[:limit]
+            if hits and (cfg.reinforce_on_recall if reinforce is None else reinforce):
+                by_id = {c.fact.id: c.fact for c in cands}
+                for h in hits:
+                    self.store.set_fact_fields(h.id, {"recalls": by_id[h.id].recalls + 1})
+        return Recall(query=query, hits=hits)
+
+    def get(
+        self,
+        id: str,
+        *,
+        user_id: str,
+        tenant: str = "default",
+        agent_id: str | None = None,
+        run_id: str | None = None,
+    ) -> StoredFact:
+        """One fact of this scope; :class:`NotFoundError` if absent (or another scope's)."""
+        scope = Scope.of(user_id, tenant, agent_id, run_id)
+        fid = self._id(id)
+        with self._lock:
+            found = self.store.get_facts(scope, [fid])
+        if not found:
+            raise NotFoundError(f"no fact {fid} for user {scope.user_id!r} in tenant {scope.tenant!r}")
+        return found[0]
+
+    @staticmethod
+    def _id(id: Any) -> str:
+        if not isinstance(id, str):
+            raise InvalidInputError(f"a fact id is a UUID string, got {type(id).__name__}")
+        try:
+            return str(uuid.UUID(id))
+        except ValueError as e:
+            raise InvalidInputError(f"{id!r:.60} is not a fact id (a UUID)") from e
+
+    def get_all(
+        self,
+        *,
+        user_id: str,
+        tenant: str = "default",
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        include_invalid: bool = False,
+        filters: Mapping[str, Any] | None = None,
+    ) -> list[StoredFact]:
+        """Every fact of this scope, oldest first (superseded ones only when asked)."""
+        scope = Scope.of(user_id, tenant, agent_id, run_id)
+        with self._lock:
+            facts = list(self.store.scroll_facts(scope, include_invalid=include_invalid, filters=filters))
+        facts.sort(key=lambda f: (f.created_at, f.id))
+        return facts
+
+    def update(
+        self,
+        id: str,
+        text: str,
+        *,
+        user_id: str,
+        tenant: str = "default",
+        agent_id: str | None = None,
+        run_id: str | None = None,
+    ) -> StoredFact:
+        """Replace a fact's text (same id); the old text stays in ``history``."""
+        text = self._text(text)
+        if len(text) > self.config.max_message_chars:
+            raise InvalidInputError("text is longer than max_message_chars")
+        with self._lock:
+            fact = self.get(id, user_id=user_id, tenant=tenant, agent_id=agent_id, run_id=run_id)
+            self._rewrite(fact.scope, fact, text, [], self.now(), reason="update()")
+            return self.get(id, user_id=user_id, tenant=tenant, agent_id=agent_id, run_id=run_id)
+
+    def delete(
+        self,
+        id: str,
+        *,
+        user_id: str,
+        tenant: str = "default",
+        agent_id: str | None = None,
+        run_id: str | None = None,
+    ) -> None:
+        """Delete one fact of this scope (its history keeps a DELETE event)."""
+        with self._lock:
+            fact = self.get(id, user_id=user_id, tenant=tenant, agent_id=agent_id, run_id=run_id)
+            self._delete_facts(fact.scope, [fact], "delete()")
+
+    def _delete_facts(self, scope: Scope, facts: Sequence[StoredFact], reason: str) -> None:
+        now = self.now()
+        self.store.delete_facts([f.id for f in facts])
+        self.store.add_events(
+            scope, [self._event(f.id, "DELETE", f.text, None, now, reason=reason) for f in facts]
+        )
+
+    def forget(self, *, user_id: str, tenant: str = "default") -> int:
+        """Remove everything of one user in one tenant: facts, history, pending, links.
+
+        Returns how many facts were removed.
+        """
+        scope = Scope.of(user_id, tenant)
+        with self._lock:
+            n = len(list(self.store.scroll_facts(scope, include_invalid=True, whole_user=True)))
+            self.store.delete_user(scope)
+        return n
+
+    def history(self, id: str, *, user_id: str, tenant: str = "default") -> list[HistoryEvent]:
+        """Every change to a fact, oldest first (kept after ``delete``; removed by ``forget``)."""
+        scope = Scope.of(user_id, tenant)
+        fid = self._id(id)
+        with self._lock:
+            rows = self.store.get_events(scope, fid)
+        return [
+            HistoryEvent(
+                fact_id=r["fact_id"],
+                event=r["event"],
+                old_text=r.get("old_text"),
+                new_text=r.get("new_text"),
+                at=datetime.fromtimestamp(r["at_ts"], tz=timezone.utc),
+                detail=r.get("detail") or {},
+            )
+            for r in rows
+        ]
+
+    def prune(
+        self,
+        *,
+        user_id: str,
+        tenant: str = "default",
+        min_strength: float = 0.05,
+        dry_run: bool = True,
+        now: datetime | None = None,
+    ) -> list[StoredFact]:
+        """Facts whose decayed strength (recency x reinforcement, no floor) fell below
+        ``min_strength``. With ``dry_run=False`` they are deleted (history keeps DELETE events).
+        Superseded facts are left alone: they are history, not memory.
+        """
+        scope = Scope.of(user_id, tenant)
+        at = self.now() if now is None else _as_datetime(now, "now")
+        with self._lock:
+            stale = [
+                f
+                for f in self.store.scroll_facts(scope)
+                if decayed_strength(
+                    f.last_seen_at,
+                    at,
+                    half_life_days=self.config.half_life(f.category.value),
+                    confirmations=f.confirmations,
+                    recalls=f.recalls,
+                    valence=f.valence,
+                    importance=f.importance,
+                )
+                < min_strength
+            ]
+            if stale and not dry_run:
+                self._delete_facts(scope, stale, f"prune(min_strength={min_strength})")
+        return stale

@@ -1,0 +1,513 @@
+"""The Qdrant store: collection schema, payload indexes, scoped filters, upsert / search / delete.
+
+Four collections share a prefix:
+
+- ``{prefix}_facts``: one point per fact. Named vectors ``dense`` (cosine) and ``lexical``
+  (sparse, ``Modifier.IDF``: Qdrant computes the IDF from its own statistics). The collection's
+  metadata records the embedder id and dimension; opening it with another embedder fails.
+- ``{prefix}_events``: the history, one point per change of a fact (no vectors).
+- ``{prefix}_pending``: turns whose extraction failed, kept until processed (no vectors).
+- ``{prefix}_links``: concept links (see ``concepts``), one point per directed pair (no vectors).
+
+Every method takes a :class:`~mem_pipeline.models.Scope` and filters on it; there is no
+unscoped read or delete. Errors of qdrant-client are translated into :class:`StoreError`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import uuid
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from qdrant_client import QdrantClient, models
+
+from .errors import EmbedderMismatchError, InvalidInputError, StoreError, StoreLockedError
+from .models import Category, Scope, StoredFact
+
+__all__ = ["Candidate", "QdrantStore"]
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+VectorLike = Sequence[float] | npt.NDArray[np.float32]
+_SCROLL_PAGE = 512
+
+
+@dataclass
+class Candidate:
+    """A fact found by search, with the raw score of each signal that found it."""
+
+    fact: StoredFact
+    dense: float | None = None
+    lexical: float | None = None
+
+
+def _ts(dt: datetime | None) -> float | None:
+    return None if dt is None else dt.timestamp()
+
+
+def _dt(ts: float | None) -> datetime | None:
+    return None if ts is None else datetime.fromtimestamp(float(ts), tz=timezone.utc)
+
+
+def fact_to_payload(f: StoredFact, index_text: str | None = None) -> dict[str, Any]:
+    p: dict[str, Any] = {
+        **f.scope.payload(),
+        "text": f.text,
+        "index_text": index_text if index_text is not None else f.text,
+        "category": f.category.value,
+        "concepts": list(f.concepts),
+        "metadata": f.metadata,
+        "created_ts": _ts(f.created_at),
+        "updated_ts": _ts(f.updated_at),
+        "last_seen_ts": _ts(f.last_seen_at),
+        "valid_from_ts": _ts(f.valid_from),
+        "invalid_ts": _ts(f.invalid_at),
+        "valid": f.invalid_at is None,
+        "superseded_by": f.superseded_by,
+        "confirmations": f.confirmations,
+        "recalls": f.recalls,
+        "valence": f.valence,
+        "importance": f.importance,
+        "origin": f.origin,
+        "schema": SCHEMA_VERSION,
+    }
+    return p
+
+
+def payload_to_fact(point_id: Any, p: Mapping[str, Any]) -> StoredFact:
+    created = _dt(p["created_ts"])
+    assert created is not None
+    return StoredFact(
+        id=str(point_id),
+        text=p["text"],
+        category=Category(p.get("category", "other")),
+        concepts=list(p.get("concepts") or []),
+        scope=Scope(
+            tenant=p["tenant"],
+            user_id=p["user_id"],
+            agent_id=p.get("agent_id"),
+            run_id=p.get("run_id"),
+        ),
+        metadata=dict(p.get("metadata") or {}),
+        created_at=created,
+        updated_at=_dt(p.get("updated_ts")) or created,
+        last_seen_at=_dt(p.get("last_seen_ts")) or created,
+        valid_from=_dt(p.get("valid_from_ts")) or created,
+        invalid_at=_dt(p.get("invalid_ts")),
+        superseded_by=p.get("superseded_by"),
+        confirmations=int(p.get("confirmations", 1)),
+        recalls=int(p.get("recalls", 0)),
+        valence=float(p.get("valence", 0.0)),
+        importance=p.get("importance"),
+        origin=p.get("origin", "raw"),
+    )
+
+
+def scope_filter(scope: Scope, *extra: models.Condition) -> models.Filter:
+    """Exact match on every scope field the scope sets (tenant and user_id always)."""
+    must: list[models.Condition] = [
+        models.FieldCondition(key=k, match=models.MatchValue(value=v)) for k, v in scope.payload().items()
+    ]
+    must.extend(extra)
+    return models.Filter(must=must)
+
+
+def user_filter(scope: Scope) -> models.Filter:
+    """Everything of one user in one tenant, whatever the agent or run (for ``forget``)."""
+    return models.Filter(
+        must=[
+            models.FieldCondition(key="tenant", match=models.MatchValue(value=scope.tenant)),
+            models.FieldCondition(key="user_id", match=models.MatchValue(value=scope.user_id)),
+        ]
+    )
+
+
+def _in_scope(p: Mapping[str, Any], scope: Scope) -> bool:
+    return all(p.get(k) == v for k, v in scope.payload().items())
+
+
+def metadata_conditions(filters: Mapping[str, Any] | None) -> list[models.Condition]:
+    """``{"category": "plan", "concepts": ["x"], "session": 3}`` -> Qdrant conditions.
+
+    ``category`` and ``concepts`` match the fact's own fields; any other key matches
+    ``metadata.<key>``. A list value matches any of its items.
+    """
+    out: list[models.Condition] = []
+    for key, value in (filters or {}).items():
+        if not isinstance(key, str) or not key:
+            raise InvalidInputError(f"filter keys must be non-empty strings, got {key!r}")
+        field = key if key in ("category", "concepts") else f"metadata.{key}"
+        if isinstance(value, (list, tuple, set)):
+            vals = list(value)
+            if not all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in vals):
+                raise InvalidInputError(f"filter {key!r}: list items must be str or int")
+            out.append(models.FieldCondition(key=field, match=models.MatchAny(any=vals)))
+        elif isinstance(value, (str, int, bool)):
+            out.append(models.FieldCondition(key=field, match=models.MatchValue(value=value)))
+        else:
+            raise InvalidInputError(f"filter {key!r}: value must be str, int, bool or a list")
+    return out
+
+
+_VALID = models.FieldCondition(key="valid", match=models.MatchValue(value=True))
+
+
+class QdrantStore:
+    """Facts, history, pending turns and concept links in Qdrant (embedded or server)."""
+
+    def __init__(
+        self,
+        client: QdrantClient,
+        *,
+        embedder_id: str,
+        dimensions: int,
+        prefix: str = "mem_pipeline",
+    ) -> None:
+        self.client = client
+        self.embedder_id = embedder_id
+        self.dimensions = dimensions
+        self.facts = f"{prefix}_facts"
+        self.events = f"{prefix}_events"
+        self.pending = f"{prefix}_pending"
+        self.links = f"{prefix}_links"
+        with self._translate("opening the collections"):
+            self._ensure()
+
+    # -- construction -------------------------------------------------------------------------
+    @classmethod
+    def open(
+        cls,
+        *,
+        path: str | None = None,
+        url: str | None = None,
+        api_key: str | None = None,
+        embedder_id: str,
+        dimensions: int,
+        prefix: str = "mem_pipeline",
+    ) -> QdrantStore:
+        """Open embedded Qdrant at ``path`` (``":memory:"`` for RAM) or a server at ``url``."""
+        if path and url:
+            raise InvalidInputError("give either path= (embedded) or url= (server), not both")
+        try:
+            if url:
+                client = QdrantClient(url=url, api_key=api_key)
+            elif path == ":memory:":
+                client = QdrantClient(location=":memory:")
+            else:
+                assert path is not None
+                client = QdrantClient(path=path)
+        except RuntimeError as e:
+            if "already accessed" in str(e):
+                raise StoreLockedError(
+                    f"the embedded store at {path} is open in another process. Only one process "
+                    "can use an embedded store: close the other one, use another path, or run a "
+                    "Qdrant server and pass url= (QDRANT_URL)."
+                ) from e
+            raise StoreError(f"could not open the store: {e}") from e
+        except Exception as e:
+            raise StoreError(f"could not open the store at {url or path}: {e}") from e
+        return cls(client, embedder_id=embedder_id, dimensions=dimensions, prefix=prefix)
+
+    @contextlib.contextmanager
+    def _translate(self, what: str) -> Iterator[None]:
+        try:
+            yield
+        except (StoreError, InvalidInputError):
+            raise
+        except Exception as e:
+            raise StoreError(f"store failed while {what}: {e}") from e
+
+    def _ensure(self) -> None:
+        c = self.client
+        meta = {
+            "embedder": self.embedder_id,
+            "dimensions": self.dimensions,
+            "schema": SCHEMA_VERSION,
+        }
+        if c.collection_exists(self.facts):
+            info = c.get_collection(self.facts)
+            have = info.config.metadata or {}
+            if have.get("embedder") != self.embedder_id or have.get("dimensions") != self.dimensions:
+                raise EmbedderMismatchError(
+                    f"collection {self.facts!r} holds vectors of embedder "
+                    f"{have.get('embedder')!r} ({have.get('dimensions')} dims); this Memory uses "
+                    f"{self.embedder_id!r} ({self.dimensions} dims). Use the same embedder, or "
+                    "another path / collection_prefix for the new one."
+                )
+        else:
+            c.create_collection(
+                self.facts,
+                vectors_config={
+                    "dense": models.VectorParams(size=self.dimensions, distance=models.Distance.COSINE)
+                },
+                sparse_vectors_config={"lexical": models.SparseVectorParams(modifier=models.Modifier.IDF)},
+                metadata=meta,
+            )
+            self._index(
+                self.facts,
+                {
+                    "user_id": models.PayloadSchemaType.KEYWORD,
+                    "agent_id": models.PayloadSchemaType.KEYWORD,
+                    "run_id": models.PayloadSchemaType.KEYWORD,
+                    "category": models.PayloadSchemaType.KEYWORD,
+                    "concepts": models.PayloadSchemaType.KEYWORD,
+                    "valid": models.PayloadSchemaType.BOOL,
+                    "created_ts": models.PayloadSchemaType.FLOAT,
+                },
+            )
+        for name, fields in (
+            (
+                self.events,
+                {
+                    "user_id": models.PayloadSchemaType.KEYWORD,
+                    "fact_id": models.PayloadSchemaType.KEYWORD,
+                },
+            ),
+            (self.pending, {"user_id": models.PayloadSchemaType.KEYWORD}),
+            (
+                self.links,
+                {
+                    "user_id": models.PayloadSchemaType.KEYWORD,
+                    "source": models.PayloadSchemaType.KEYWORD,
+                },
+            ),
+        ):
+            if not c.collection_exists(name):
+                c.create_collection(name, vectors_config={}, metadata={"schema": SCHEMA_VERSION})
+                self._index(name, fields)
+
+    def _index(self, collection: str, fields: Mapping[str, models.PayloadSchemaType]) -> None:
+        """Payload indexes: they matter on a server (local mode ignores them, with a warning)."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.client.create_payload_index(
+                collection,
+                "tenant",
+                field_schema=models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, is_tenant=True),
+            )
+            for field, schema in fields.items():
+                self.client.create_payload_index(collection, field, field_schema=schema)
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.client.close()
+
+    # -- facts --------------------------------------------------------------------------------
+    def upsert_facts(
+        self,
+        items: Sequence[tuple[StoredFact, VectorLike, tuple[list[int], list[float]], str]],
+    ) -> None:
+        """Write facts with their dense vector, sparse (lexical) vector and indexed text."""
+        points = []
+        for fact, dense, (idx, vals), index_text in items:
+            if len(dense) != self.dimensions:
+                raise EmbedderMismatchError(
+                    f"vector of {len(dense)} dims for a collection of {self.dimensions}"
+                )
+            vec: dict[str, Any] = {"dense": [float(x) for x in dense]}
+            if idx:
+                vec["lexical"] = models.SparseVector(indices=idx, values=vals)
+            points.append(
+                models.PointStruct(id=fact.id, vector=vec, payload=fact_to_payload(fact, index_text))
+            )
+        if points:
+            with self._translate("writing facts"):
+                self.client.upsert(self.facts, points=points, wait=True)
+
+    def set_fact_fields(self, fact_id: str, fields: Mapping[str, Any]) -> None:
+        with self._translate("updating a fact"):
+            self.client.set_payload(self.facts, payload=dict(fields), points=[fact_id], wait=True)
+
+    def get_facts(self, scope: Scope, ids: Sequence[str]) -> list[StoredFact]:
+        """The facts with these ids that belong to ``scope`` (others are silently absent)."""
+        if not ids:
+            return []
+        with self._translate("reading facts"):
+            recs = self.client.retrieve(self.facts, ids=list(ids), with_payload=True)
+        return [payload_to_fact(r.id, r.payload or {}) for r in recs if _in_scope(r.payload or {}, scope)]
+
+    def scroll_facts(
+        self,
+        scope: Scope,
+        *,
+        include_invalid: bool = False,
+        filters: Mapping[str, Any] | None = None,
+        whole_user: bool = False,
+    ) -> Iterator[StoredFact]:
+        flt = user_filter(scope) if whole_user else scope_filter(scope)
+        if not include_invalid:
+            flt.must = [*list(flt.must or []), _VALID]  # type: ignore[list-item]
+        flt.must = [*list(flt.must or []), *metadata_conditions(filters)]  # type: ignore[list-item]
+        for rec in self._scroll(self.facts, flt):
+            yield payload_to_fact(rec.id, rec.payload or {})
+
+    def _scroll(self, collection: str, flt: models.Filter) -> Iterator[models.Record]:
+        offset = None
+        while True:
+            with self._translate("scrolling"):
+                recs, offset = self.client.scroll(
+                    collection,
+                    scroll_filter=flt,
+                    limit=_SCROLL_PAGE,
+                    offset=offset,
+                    with_payload=True,
+                    with_vectors=False,
+                )
+            yield from recs
+            if offset is None:
+                return
+
+    def fact_vectors(self, scope: Scope, ids: Sequence[str]) -> dict[str, list[float]]:
+        with self._translate("reading vectors"):
+            recs = self.client.retrieve(self.facts, ids=list(ids), with_payload=True, with_vectors=["dense"])
+        out = {}
+        for r in recs:
+            if _in_scope(r.payload or {}, scope) and isinstance(r.vector, dict):
+                v = r.vector.get("dense")
+                if isinstance(v, list):
+                    out[str(r.id)] = [float(x) for x in v]  # type: ignore[arg-type]
+        return out
+
+    def search(
+        self,
+        scope: Scope,
+        *,
+        dense: VectorLike | None,
+        sparse: tuple[list[int], list[float]] | None,
+        limit: int,
+        filters: Mapping[str, Any] | None = None,
+        include_invalid: bool = False,
+    ) -> list[Candidate]:
+        """Dense and lexical search in one round trip; candidates carry each raw score."""
+        conds = metadata_conditions(filters)
+        if not include_invalid:
+            conds.append(_VALID)
+        flt = scope_filter(scope, *conds)
+        requests: list[models.QueryRequest] = []
+        kinds: list[str] = []
+        if dense is not None:
+            requests.append(
+                models.QueryRequest(
+                    query=[float(x) for x in dense],
+                    using="dense",
+                    filter=flt,
+                    limit=limit,
+                    with_payload=True,
+                )
+            )
+            kinds.append("dense")
+        if sparse is not None and sparse[0]:
+            requests.append(
+                models.QueryRequest(
+                    query=models.SparseVector(indices=sparse[0], values=sparse[1]),
+                    using="lexical",
+                    filter=flt,
+                    limit=limit,
+                    with_payload=True,
+                )
+            )
+            kinds.append("lexical")
+        if not requests:
+            return []
+        with self._translate("searching"):
+            responses = self.client.query_batch_points(self.facts, requests=requests)
+        found: dict[str, Candidate] = {}
+        for kind, resp in zip(kinds, responses):
+            for p in resp.points:
+                pid = str(p.id)
+                cand = found.get(pid)
+                if cand is None:
+                    cand = found[pid] = Candidate(payload_to_fact(pid, p.payload or {}))
+                setattr(cand, kind, float(p.score))
+        return list(found.values())
+
+    def delete_facts(self, ids: Sequence[str]) -> None:
+        if ids:
+            with self._translate("deleting facts"):
+                self.client.delete(
+                    self.facts, points_selector=models.PointIdsList(points=list(ids)), wait=True
+                )
+
+    def count_facts(self, scope: Scope, *, include_invalid: bool = True) -> int:
+        flt = scope_filter(scope) if include_invalid else scope_filter(scope, _VALID)
+        with self._translate("counting"):
+            return int(self.client.count(self.facts, count_filter=flt, exact=True).count)
+
+    # -- history ------------------------------------------------------------------------------
+    def add_events(self, scope: Scope, events: Sequence[Mapping[str, Any]]) -> None:
+        if not events:
+            return
+        points = [
+            models.PointStruct(id=str(uuid.uuid4()), vector={}, payload={**scope.payload(), **e})
+            for e in events
+        ]
+        with self._translate("writing history"):
+            self.client.upsert(self.events, points=points, wait=True)
+
+    def get_events(self, scope: Scope, fact_id: str) -> list[dict[str, Any]]:
+        flt = user_filter(scope)
+        flt.must = [
+            *list(flt.must or []),  # type: ignore[list-item]
+            models.FieldCondition(key="fact_id", match=models.MatchValue(value=fact_id)),
+        ]
+        rows = [dict(r.payload or {}) for r in self._scroll(self.events, flt)]
+        rows.sort(key=lambda r: (r.get("at_ts", 0.0), r.get("seq", 0)))
+        return rows
+
+    # -- pending turns ------------------------------------------------------------------------
+    def add_pending(self, scope: Scope, record: Mapping[str, Any]) -> str:
+        pid = str(uuid.uuid4())
+        with self._translate("writing a pending turn"):
+            self.client.upsert(
+                self.pending,
+                points=[models.PointStruct(id=pid, vector={}, payload={**scope.payload(), **record})],
+                wait=True,
+            )
+        return pid
+
+    def list_pending(self, scope: Scope | None = None) -> list[tuple[str, dict[str, Any]]]:
+        flt = user_filter(scope) if scope is not None else None
+        rows: list[tuple[str, dict[str, Any]]] = []
+        offset = None
+        while True:
+            with self._translate("reading pending turns"):
+                recs, offset = self.client.scroll(
+                    self.pending, scroll_filter=flt, limit=256, offset=offset, with_payload=True
+                )
+            rows.extend((str(r.id), dict(r.payload or {})) for r in recs)
+            if offset is None:
+                break
+        rows.sort(key=lambda r: r[1].get("created_ts", 0.0))
+        return rows
+
+    def delete_pending(self, ids: Sequence[str]) -> None:
+        if ids:
+            with self._translate("deleting pending turns"):
+                self.client.delete(
+                    self.pending, points_selector=models.PointIdsList(points=list(ids)), wait=True
+                )
+
+    # -- whole user ---------------------------------------------------------------------------
+    def delete_user(self, scope: Scope) -> None:
+        """Remove everything of one user (facts, history, pending, links) in one tenant."""
+        flt = user_filter(scope)
+        with self._translate("forgetting a user"):
+            for name in (self.facts, self.events, self.pending, self.links):
+                self.client.delete(name, points_selector=models.FilterSelector(filter=flt), wait=True)
+        log.info("forgot user %r in tenant %r", scope.user_id, scope.tenant)
+
+    def count_user_points(self, scope: Scope) -> dict[str, int]:
+        flt = user_filter(scope)
+        with self._translate("counting"):
+            return {
+                name: int(self.client.count(name, count_filter=flt, exact=True).count)
+                for name in (self.facts, self.events, self.pending, self.links)
+            }

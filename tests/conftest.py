@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from mem_pipeline import LocalEmbedder, Memory, MemoryConfig
+
+# Tests never use a key or an endpoint from the environment.
+for _var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "QDRANT_URL", "MEM_PIPELINE_PATH"):
+    os.environ.pop(_var, None)
+
+
+@pytest.fixture(scope="session")
+def embedder() -> LocalEmbedder:
+    """The real local embedder, loaded once (it is stateless)."""
+    return LocalEmbedder()
+
+
+class Clock:
+    """An injectable clock: tests move time instead of sleeping."""
+
+    def __init__(self, start: datetime) -> None:
+        self.now = start
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **kw: float) -> None:
+        from datetime import timedelta
+
+        self.now = self.now + timedelta(**kw)
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock(datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc))
+
+
+@pytest.fixture
+def mem(embedder: LocalEmbedder, clock: Clock) -> Iterator[Memory]:
+    m = Memory(config=MemoryConfig(path=":memory:"), embedder=embedder, clock=clock)
+    yield m
+    m.close()
+
+
+@pytest.fixture
+def store_path(tmp_path: Path) -> str:
+    return str(tmp_path / "store")
+
+
+@pytest.fixture
+def open_memory(embedder: LocalEmbedder, clock: Clock):  # type: ignore[no-untyped-def]
+    """Open a Memory on a path (closed at the end of the test)."""
+    opened: list[Memory] = []
+
+    def _open(path: str, **kw: object) -> Memory:
+        m = Memory(config=MemoryConfig(path=path, **kw), embedder=embedder, clock=clock)  # type: ignore[arg-type]
+        opened.append(m)
+        return m
+
+    yield _open
+    for m in opened:
+        m.close()

@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from mem_pipeline._text import candidate_phrases, conflicting_specifics, normalize_concept
+from mem_pipeline.extract import OfflineExtractor, ground, guess_category
+from mem_pipeline.models import Category, Message
+
+NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def test_offline_keeps_statements_drops_greetings_questions_and_assistant() -> None:
+    msgs = [
+        Message(role="user", content="Hi there! I'm allergic to peanuts. What's the weather like?"),
+        Message(role="assistant", content="You should try the new Thai place downtown."),
+        Message(role="user", content="Thanks! My daughter Mia starts school in September."),
+    ]
+    facts = OfflineExtractor().extract(msgs, NOW).facts
+    assert [f.text for f in facts] == [
+        "I'm allergic to peanuts.",
+        "My daughter Mia starts school in September.",
+    ]
+    assert facts[0].category == Category.HEALTH
+    assert facts[1].category == Category.RELATIONSHIP
+    assert facts[1].source_turns == [2]
+    assert "peanut" in facts[0].concepts
+
+
+def test_categories_by_rule() -> None:
+    assert guess_category("I work as a nurse at St Mary's.") == Category.WORK
+    assert guess_category("I'm going to visit Rome next month.") == Category.PLAN
+    assert guess_category("I love jazz records.") == Category.PREFERENCE
+    assert guess_category("The sky is blue.") == Category.OTHER
+
+
+def test_concepts_normalised() -> None:
+    assert normalize_concept("  Timeouts ") == "timeout"
+    assert normalize_concept("Kids") == "kid"
+    assert normalize_concept("BOUNDARIES") == "boundary"
+    assert candidate_phrases("I love hiking in the Swiss Alps with my dogs.") == [
+        "hiking",
+        "swiss alp",
+        "dog",
+    ]
+
+
+def test_grounding_rejects_invented_facts() -> None:
+    turns = ["What's the weather today?"]
+    assert ground("The weather is sunny.", turns) is not None
+    turns = ["I moved to Leeds last week and I hate the rain here."]
+    assert ground("The user moved to Leeds.", turns) is None
+    # a synonym is tolerated (2 of 3 content words supported), an invention is not
+    assert ground("The user dislikes the rain in Leeds.", turns) is None
+    assert ground("The user loves the sunny beaches near Leeds.", turns) is not None
+    assert ground("The user hates the rain in Leeds.", turns) is None
+
+
+def test_conflicting_specifics() -> None:
+    assert conflicting_specifics("My rent is 1,200 euros", "My rent is 1,500 euros")
+    assert conflicting_specifics("The meeting is on Tuesday", "The meeting is on Thursday")
+    assert conflicting_specifics("I eat meat", "I don't eat meat")
+    assert not conflicting_specifics("I pay 1,200 euros rent", "Rent: 1200 euros for me")
+    assert not conflicting_specifics("I'm vegetarian.", "Just so you know, I am vegetarian.")

@@ -1,0 +1,83 @@
+"""Seed checks for persistence and scoping, as a user would run them."""
+
+from __future__ import annotations
+
+import pytest
+
+from mem_pipeline import NotFoundError
+
+
+def test_save_reopen_scope_correct_delete(open_memory, store_path) -> None:
+    m = open_memory(store_path)
+    res = m.add("My favourite climbing gym is Boulder Barn.", user_id="ana", infer=False)
+    (fid,) = res.ids
+    m.close()
+
+    m = open_memory(store_path)
+    assert m.get(fid, user_id="ana").text == "My favourite climbing gym is Boulder Barn."
+    hits = m.search("which climbing gym do I like?", user_id="ana").hits
+    assert hits and hits[0].id == fid
+    # another user, another tenant: absent, by search and by id
+    assert m.search("climbing gym", user_id="bob").hits == []
+    assert m.search("climbing gym", user_id="ana", tenant="acme").hits == []
+    with pytest.raises(NotFoundError):
+        m.get(fid, user_id="bob")
+    with pytest.raises(NotFoundError):
+        m.get(fid, user_id="ana", tenant="acme")
+    with pytest.raises(NotFoundError):
+        m.delete(fid, user_id="bob")
+
+    m.update(fid, "My favourite climbing gym is The Arch.", user_id="ana")
+    m.close()
+
+    m = open_memory(store_path)
+    assert m.get(fid, user_id="ana").text == "My favourite climbing gym is The Arch."
+    hist = m.history(fid, user_id="ana")
+    assert [e.event for e in hist] == ["ADD", "UPDATE"]
+    assert hist[1].old_text == "My favourite climbing gym is Boulder Barn."
+    assert hist[1].new_text == "My favourite climbing gym is The Arch."
+    assert m.history(fid, user_id="bob") == []
+    m.delete(fid, user_id="ana")
+    m.close()
+
+    m = open_memory(store_path)
+    with pytest.raises(NotFoundError):
+        m.get(fid, user_id="ana")
+    assert m.search("climbing gym", user_id="ana").hits == []
+    assert [e.event for e in m.history(fid, user_id="ana")] == ["ADD", "UPDATE", "DELETE"]
+
+
+def test_forget_leaves_nothing_of_that_user_only(open_memory, store_path) -> None:
+    m = open_memory(store_path)
+    m.add("I keep bees on my balcony.", user_id="ana")
+    m.add("Actually I keep bees on the roof now.", user_id="ana")
+    m.add("I keep bees too.", user_id="bob")
+    m.add("I keep bees in the acme office.", user_id="ana", tenant="acme")
+    assert m.forget(user_id="ana") == 2
+    m.close()
+    m = open_memory(store_path)
+    from mem_pipeline.models import Scope
+
+    counts = m.store.count_user_points(Scope.of("ana"))
+    assert counts == {name: 0 for name in counts}
+    assert m.get_all(user_id="ana", include_invalid=True) == []
+    assert len(m.get_all(user_id="bob")) == 1
+    assert len(m.get_all(user_id="ana", tenant="acme")) == 1
+
+
+def test_repeated_add_never_duplicates(mem) -> None:
+    for _ in range(3):
+        mem.add("I play the cello in an amateur orchestra.", user_id="ana")
+    facts = mem.get_all(user_id="ana")
+    assert len(facts) == 1
+    assert facts[0].confirmations == 3
+
+
+def test_agent_and_run_scopes(mem) -> None:
+    mem.add("I prefer answers in bullet points.", user_id="ana", agent_id="writer")
+    mem.add("I prefer answers in French.", user_id="ana", agent_id="tutor", run_id="r1")
+    assert [f.text for f in mem.get_all(user_id="ana", agent_id="writer")] == [
+        "I prefer answers in bullet points."
+    ]
+    assert len(mem.get_all(user_id="ana", agent_id="tutor", run_id="r2")) == 0
+    assert len(mem.get_all(user_id="ana")) == 2  # the user sees all their agents' facts
