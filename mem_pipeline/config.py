@@ -86,6 +86,12 @@ class MemoryConfig(BaseModel):
     dedupe_threshold: float = Field(default=0.90, gt=0, le=1)
     related_threshold: float = Field(default=0.70, gt=0, le=1)
 
+    # raw turns (infer=False): how many neighbouring turns each side lend their words to a
+    # turn's lexical index entry (same scope, same metadata["session"] when given)
+    context_window: int = Field(default=2, ge=0, le=10)
+    # a query that names a speaker (metadata["speaker"]) ranks that speaker's turns higher
+    speaker_boost: float = Field(default=0.1, ge=0, le=1)
+
     # input limits
     max_message_chars: int = Field(default=32_000, ge=1)
 

@@ -6,6 +6,7 @@ It holds no scoring or extraction logic of its own: those live in ``decay``/``re
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import uuid
@@ -18,9 +19,9 @@ from ._text import (
     candidate_phrases,
     normalize_concept,
     normalize_text,
-    sparse_doc,
     sparse_query,
     third_person,
+    tokens,
 )
 from .config import MemoryConfig, default_data_path
 from .decay import decayed_strength
@@ -371,10 +372,16 @@ class Memory:
                 )
             ]
         # ADD, possibly superseding a target
-        fid = fact_id(scope, fact.text)
+        # a raw turn is an event: its id also covers who said it and its metadata, so the same
+        # words in two turns are two facts, while re-adding the very same turn is idempotent
+        key = fact.text if origin != "raw" else json.dumps([embed_text, meta], sort_keys=True)
+        fid = fact_id(scope, key)
         existing = self.store.get_facts(scope, [fid])
         if existing and existing[0].is_valid:
             return [self._reinforce(scope, existing[0], fact, when, "exact repeat")]
+        index_text = embed_text
+        if origin == "raw" and self.config.context_window:
+            index_text = self._lend_context(scope, fid, embed_text, meta.get("session"))
         stored = StoredFact(
             id=fid,
             text=fact.text,
@@ -388,7 +395,7 @@ class Memory:
             valid_from=when,
             origin=origin,  # type: ignore[arg-type]
         )
-        self.store.upsert_facts([(stored, vec, sparse_doc(embed_text), embed_text)])
+        self.store.upsert_facts([(stored, vec, embed_text, index_text)])
         events: list[dict[str, Any]] = [
             self._event(fid, "ADD", None, fact.text, now, reason=decision.reason, restored=bool(existing))
         ]
@@ -427,6 +434,26 @@ class Memory:
             ]
         self.store.add_events(scope, events)
         return out
+
+    def _lend_context(self, scope: Scope, fid: str, own: str, session: Any) -> str:
+        """Neighbouring raw turns lend their words to each other's lexical entry.
+
+        The new turn's entry gets the text of the previous ``context_window`` turns; each of
+        those gets the new turn's text appended (until it has ``context_window`` followers).
+        Only the lexical (sparse) vector and ``index_text`` change: the dense vector stays the
+        turn's own, so semantic similarity is never diluted by neighbours.
+        """
+        w = self.config.context_window
+        if session is not None and not isinstance(session, (str, int)):
+            session = None
+        before = self.store.recent_raw(scope, session, w)
+        for prev in before:
+            if prev["id"] == fid or int(prev.get("ctx_after", 0)) >= w:
+                continue
+            text = prev.get("index_text", prev["text"]) + "\n" + own
+            self.store.set_lexical(prev["id"], text, {"ctx_after": int(prev.get("ctx_after", 0)) + 1})
+        own_texts = [p.get("embed_text") or p["text"] for p in reversed(before) if p["id"] != fid]
+        return "\n".join([*own_texts, own])
 
     def _reinforce(
         self, scope: Scope, target: StoredFact, fact: ExtractedFact, when: datetime, reason: str
@@ -481,7 +508,7 @@ class Memory:
                 "concepts": list(dict.fromkeys([*target.concepts, *concepts]))[:_MAX_CONCEPTS],
             }
         )
-        self.store.upsert_facts([(updated, vec, sparse_doc(index_text), index_text)])
+        self.store.upsert_facts([(updated, vec, index_text, index_text)])
         self.store.add_events(scope, [self._event(target.id, event, target.text, text, now, reason=reason)])
 
     _seq = 0
@@ -532,6 +559,12 @@ class Memory:
                 filters=filters,
                 include_invalid=include_invalid,
             )
+            qtokens = set(tokens(query))
+            named = frozenset(
+                sp
+                for sp in {str(c.fact.metadata.get("speaker", "")).lower() for c in cands}
+                if sp and sp in qtokens
+            )
             hits = rank(
                 cands,
                 now=at,
@@ -539,6 +572,8 @@ class Memory:
                 dense_weight=cfg.dense_weight,
                 decay_floor=cfg.decay_floor,
                 use_decay=cfg.use_decay,
+                named_speakers=named,
+                speaker_boost=cfg.speaker_boost,
             )[:limit]
             if hits and (cfg.reinforce_on_recall if reinforce is None else reinforce):
                 by_id = {c.fact.id: c.fact for c in cands}

@@ -132,9 +132,22 @@ def rank(
     dense_weight: float,
     decay_floor: float,
     use_decay: bool = True,
+    named_speakers: frozenset[str] = frozenset(),
+    speaker_boost: float = 0.0,
 ) -> list[Hit]:
-    """Score candidates (pure): relevance x decay x reinforcement, best first."""
+    """Score candidates (pure): relevance x decay x reinforcement, best first.
+
+    A candidate whose ``metadata["speaker"]`` (lowercased) is in ``named_speakers`` has its
+    relevance multiplied by ``1 + speaker_boost``: "what did Mel paint?" is about Mel's turns.
+    """
     rel = fuse([c.dense for c in candidates], [c.lexical for c in candidates], dense_weight=dense_weight)
+    if named_speakers and speaker_boost:
+        rel = [
+            r * (1 + speaker_boost)
+            if str(c.fact.metadata.get("speaker", "")).lower() in named_speakers
+            else r
+            for c, r in zip(candidates, rel)
+        ]
     hits = []
     for c, r in zip(candidates, rel):
         f = c.fact

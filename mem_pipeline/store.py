@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 import uuid
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
@@ -28,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 from qdrant_client import QdrantClient, models
 
+from ._text import sparse_doc
 from .errors import EmbedderMismatchError, InvalidInputError, StoreError, StoreLockedError
 from .models import Category, Scope, StoredFact
 
@@ -57,11 +59,12 @@ def _dt(ts: float | None) -> datetime | None:
     return None if ts is None else datetime.fromtimestamp(float(ts), tz=timezone.utc)
 
 
-def fact_to_payload(f: StoredFact, index_text: str | None = None) -> dict[str, Any]:
+def fact_to_payload(f: StoredFact, embed_text: str, index_text: str) -> dict[str, Any]:
     p: dict[str, Any] = {
         **f.scope.payload(),
         "text": f.text,
-        "index_text": index_text if index_text is not None else f.text,
+        "embed_text": embed_text,
+        "index_text": index_text,
         "category": f.category.value,
         "concepts": list(f.concepts),
         "metadata": f.metadata,
@@ -77,6 +80,7 @@ def fact_to_payload(f: StoredFact, index_text: str | None = None) -> dict[str, A
         "valence": f.valence,
         "importance": f.importance,
         "origin": f.origin,
+        "ingest_ns": time.time_ns(),
         "schema": SCHEMA_VERSION,
     }
     return p
@@ -303,11 +307,15 @@ class QdrantStore:
     # -- facts --------------------------------------------------------------------------------
     def upsert_facts(
         self,
-        items: Sequence[tuple[StoredFact, VectorLike, tuple[list[int], list[float]], str]],
+        items: Sequence[tuple[StoredFact, VectorLike, str, str]],
     ) -> None:
-        """Write facts with their dense vector, sparse (lexical) vector and indexed text."""
+        """Write facts: (fact, dense vector of ``embed_text``, ``embed_text``, ``index_text``).
+
+        The sparse (lexical) vector is built here from ``index_text``.
+        """
         points = []
-        for fact, dense, (idx, vals), index_text in items:
+        for fact, dense, embed_text, index_text in items:
+            idx, vals = sparse_doc(index_text)
             if len(dense) != self.dimensions:
                 raise EmbedderMismatchError(
                     f"vector of {len(dense)} dims for a collection of {self.dimensions}"
@@ -316,11 +324,52 @@ class QdrantStore:
             if idx:
                 vec["lexical"] = models.SparseVector(indices=idx, values=vals)
             points.append(
-                models.PointStruct(id=fact.id, vector=vec, payload=fact_to_payload(fact, index_text))
+                models.PointStruct(
+                    id=fact.id, vector=vec, payload=fact_to_payload(fact, embed_text, index_text)
+                )
             )
         if points:
             with self._translate("writing facts"):
                 self.client.upsert(self.facts, points=points, wait=True)
+
+    def recent_raw(self, scope: Scope, session: Any, limit: int) -> list[dict[str, Any]]:
+        """The last ``limit`` raw turns of this scope (and session, when given), newest first."""
+        conds: list[models.Condition] = [
+            models.FieldCondition(key="origin", match=models.MatchValue(value="raw")),
+            _VALID,
+        ]
+        if session is not None:
+            conds.append(
+                models.FieldCondition(key="metadata.session", match=models.MatchValue(value=session))
+            )
+        with self._translate("reading recent turns"):
+            recs, _ = self.client.scroll(
+                self.facts,
+                scroll_filter=scope_filter(scope, *conds),
+                limit=limit,
+                order_by=models.OrderBy(key="ingest_ns", direction=models.Direction.DESC),
+                with_payload=True,
+            )
+        return [{"id": str(r.id), **(r.payload or {})} for r in recs]
+
+    def set_lexical(self, fact_id: str, index_text: str, fields: Mapping[str, Any]) -> None:
+        """Replace a fact's lexical vector and indexed text (turn context grew)."""
+        sparse = sparse_doc(index_text)
+        with self._translate("updating a lexical vector"):
+            if sparse[0]:
+                self.client.update_vectors(
+                    self.facts,
+                    points=[
+                        models.PointVectors(
+                            id=fact_id,
+                            vector={"lexical": models.SparseVector(indices=sparse[0], values=sparse[1])},
+                        )
+                    ],
+                    wait=True,
+                )
+            self.client.set_payload(
+                self.facts, payload={"index_text": index_text, **fields}, points=[fact_id], wait=True
+            )
 
     def set_fact_fields(self, fact_id: str, fields: Mapping[str, Any]) -> None:
         with self._translate("updating a fact"):

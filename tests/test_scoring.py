@@ -126,3 +126,54 @@ def test_prompt_block_budget_keeps_best(mem) -> None:
     best = max(r.hits, key=lambda h: h.score)
     assert best.text in kept[0]
     assert r.to_prompt(max_tokens=None).count("- [") == 20
+
+
+def test_raw_turns_lend_context_to_neighbours(mem) -> None:
+    turns = [
+        ("Mel", "I finally finished the lake painting."),
+        ("Caroline", "Wow, that is gorgeous!"),
+        ("Mel", "Thanks, it took me three weekends."),
+        ("Caroline", "I went to a support group yesterday."),
+    ]
+    ids = []
+    for name, text in turns:
+        res = mem.add(
+            [{"role": "user", "content": text, "name": name}],
+            user_id="conv",
+            infer=False,
+            metadata={"session": 1},
+        )
+        ids += res.ids
+    # turn 2 ("gorgeous") is indexed with both neighbours' words, its own dense vector intact
+    facts = {f.id: f for f in mem.get_all(user_id="conv")}
+    assert facts[ids[1]].metadata == {"session": 1, "speaker": "Caroline"}
+    r = mem.search("gorgeous lake painting", user_id="conv", limit=4, reinforce=False)
+    by_id = {h.id: h for h in r.hits}
+    assert by_id[ids[1]].parts.lexical > 0  # "lake painting" reaches it through turn 1
+    # a later turn updates an earlier turn's entry: turn 1 now knows "three weekends"
+    r = mem.search("weekends", user_id="conv", limit=4, reinforce=False)
+    assert ids[0] in {h.id for h in r.hits if h.parts.lexical > 0}
+    # another session does not lend context
+    mem.add(
+        [{"role": "user", "content": "Totally unrelated words here.", "name": "Mel"}],
+        user_id="conv",
+        infer=False,
+        metadata={"session": 2},
+    )
+    r = mem.search("unrelated", user_id="conv", limit=5, reinforce=False)
+    assert {h.id for h in r.hits if h.parts.lexical > 0}.isdisjoint(ids)
+
+
+def test_named_speaker_ranks_higher(mem) -> None:
+    mem.add(
+        [{"role": "user", "content": "I adopted a grey cat last spring.", "name": "Mel"}],
+        user_id="c",
+        infer=False,
+    )
+    mem.add(
+        [{"role": "user", "content": "I adopted a grey cat last spring.", "name": "Caroline"}],
+        user_id="c",
+        infer=False,
+    )
+    hits = mem.search("When did Caroline adopt a cat?", user_id="c", reinforce=False).hits
+    assert hits[0].metadata["speaker"] == "Caroline"
