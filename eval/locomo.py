@@ -39,6 +39,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         context_window=0 if args.no_context else args.context_window,
         speaker_boost=0.0 if args.no_speaker else args.speaker_boost,
         dense_weight=args.dense_weight,
+        decay_floor=args.decay_floor,
         reinforce_on_recall=False,
     )
     dense_only = base.model_copy(update={"use_sparse": False})
@@ -77,7 +78,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     out["add_ms_per_turn"] = round(sum(add_ms) / max(len(add_ms), 1), 2)
     out["dense_only"] = baseline.summary()
     out["config"] = base.model_dump(include={"use_sparse", "use_decay", "context_window",
-                                             "speaker_boost", "dense_weight"})
+                                             "speaker_boost", "dense_weight",
+                                             "decay_floor"})
     return out
 
 
@@ -116,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--context-window", type=int, default=MemoryConfig().context_window)
     ap.add_argument("--speaker-boost", type=float, default=MemoryConfig().speaker_boost)
     ap.add_argument("--dense-weight", type=float, default=MemoryConfig().dense_weight)
+    ap.add_argument("--decay-floor", type=float, default=MemoryConfig().decay_floor)
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
     args = ap.parse_args(argv)
     out = run(args)

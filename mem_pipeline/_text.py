@@ -8,13 +8,16 @@ from __future__ import annotations
 import re
 import unicodedata
 import zlib
-from collections import Counter
+from datetime import datetime, timedelta
 from functools import lru_cache
 
 import snowballstemmer
 
 __all__ = [
+    "CONTEXT_MARK",
+    "CONTEXT_WEIGHT",
     "STOPWORDS",
+    "as_context",
     "candidate_phrases",
     "content_words",
     "normalize_concept",
@@ -45,6 +48,8 @@ STOPWORDS = frozenset(
     must would like likely kind sort thing things stuff yeah yes yep ok okay oh um uh well
     sure quite pretty way ever even still already now then today yesterday tomorrow something
     anything everything nothing someone anyone everyone one ones
+    recent recently lately happen happened happens describe described consider considered
+    mention mentioned type types say says said tell told talk talked
     """.split()
 )
 
@@ -92,15 +97,40 @@ _B = 0.75
 _AVG_LEN = 16.0
 
 
-def sparse_doc(text: str) -> tuple[list[int], list[float]]:
-    """Sparse vector of a stored text: term -> BM25 tf component (IDF is left to Qdrant)."""
-    words = content_words(text)
-    if not words:
+#: A line of a lexical entry that starts with this mark is context lent by a neighbouring
+#: turn (see ``Memory._lend_context``), not the entry's own text: its words count
+#: ``CONTEXT_WEIGHT`` times as much, so a turn's own words outrank what it only sits next to.
+CONTEXT_MARK = "\u2063"  # INVISIBLE SEPARATOR: never a word character, so never a token
+CONTEXT_WEIGHT = 0.5
+
+
+def as_context(text: str) -> str:
+    """``text`` with every line marked as lent context (:data:`CONTEXT_MARK`)."""
+    return "\n".join(CONTEXT_MARK + line for line in text.split("\n"))
+
+
+def sparse_doc(text: str, *, context_weight: float | None = None) -> tuple[list[int], list[float]]:
+    """Sparse vector of a stored text: term -> BM25 tf component (IDF is left to Qdrant).
+
+    Lines starting with :data:`CONTEXT_MARK` are neighbours' context: their terms' frequency
+    (and their share of the length) is scaled by ``context_weight`` (default
+    :data:`CONTEXT_WEIGHT`).
+    """
+    cw = CONTEXT_WEIGHT if context_weight is None else context_weight
+    weighted: dict[str, float] = {}
+    length = 0.0
+    for line in text.split("\n"):
+        weight = cw if line.startswith(CONTEXT_MARK) else 1.0
+        for w in content_words(line):
+            weighted[w] = weighted.get(w, 0.0) + weight
+            length += weight
+    if not weighted:
         return [], []
-    counts = Counter(words)
-    norm = _K1 * (1 - _B + _B * len(words) / _AVG_LEN)
+    norm = _K1 * (1 - _B + _B * length / _AVG_LEN)
     merged: dict[int, float] = {}
-    for term, tf in counts.items():
+    for term, tf in weighted.items():
+        if tf <= 0:
+            continue
         idx = _term_index(term)
         merged[idx] = merged.get(idx, 0.0) + tf * (_K1 + 1) / (tf + norm)
     items = sorted(merged.items())
@@ -337,3 +367,63 @@ def third_person(text: str) -> str:
     for pattern, repl in _VOICE_MAP:
         text = pattern.sub(repl, text)
     return text
+
+
+_MONTHS = {
+    m: i + 1
+    for i, m in enumerate(
+        "january february march april may june july august september october november december".split()
+    )
+}
+_MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())})
+_MONTHS["sept"] = 9
+_MON = r"(?P<mon>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
+_YEAR = r"(?P<year>(?:19|20)\d\d)"
+_DATE_PATTERNS = [
+    re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MON}(?:,?\s*{_YEAR})?\b", re.I),  # 1 May, 2022
+    re.compile(rf"\b{_MON}\s+{_DAY}\b(?:,?\s*{_YEAR})?\b", re.I),  # May 1, 2022
+    re.compile(rf"\b{_MON},?\s+{_YEAR}\b", re.I),  # May 2022
+    # a month alone only after a preposition ("in May"; not "may" the verb)
+    re.compile(rf"\b(?:in|during|since|until|by|of|early|late|mid|mid-)\s+{_MON}\b(?!\s+\d)", re.I),
+]
+
+
+def date_ranges(text: str, now: datetime) -> list[tuple[datetime, datetime]]:
+    """Calendar dates a text names, as ``[start, end)`` ranges in ``now``'s time zone.
+
+    "on 1 May, 2022" / "May 1, 2022" -> that day; "in May 2022" -> that month; without a year
+    ("in May", "on October 24") the latest such date not after ``now``. Relative dates
+    ("last week") are not resolved. Used to rank higher what was said on the named dates.
+    """
+    out: list[tuple[datetime, datetime]] = []
+    taken: list[tuple[int, int]] = []
+    for pattern in _DATE_PATTERNS:
+        for m in pattern.finditer(text):
+            if any(s < m.end() and m.start() < e for s, e in taken):
+                continue
+            groups = m.groupdict()
+            mon_word = groups["mon"].lower()
+            if mon_word == "may" and pattern is _DATE_PATTERNS[0] and not groups.get("year"):
+                pass  # "1 may" is still a date
+            month = _MONTHS[mon_word]
+            day = int(groups["day"]) if groups.get("day") else None
+            year = int(groups["year"]) if groups.get("year") else None
+            if day is not None and not 1 <= day <= 31:
+                continue
+            if year is None:
+                year = now.year
+                if (month, day or 1) > (now.month, now.day):
+                    year -= 1
+            try:
+                if day is not None:
+                    start = datetime(year, month, day, tzinfo=now.tzinfo)
+                    end = start + timedelta(days=1)
+                else:
+                    start = datetime(year, month, 1, tzinfo=now.tzinfo)
+                    end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=now.tzinfo)
+            except ValueError:
+                continue
+            taken.append((m.start(), m.end()))
+            out.append((start, end))
+    return out

@@ -15,9 +15,18 @@ from datetime import datetime
 from typing import Protocol
 
 from ._text import STOPWORDS, candidate_phrases, content_words, split_sentences, stem, tokens
-from .models import Category, ExtractedFact, Message
+from .llm import LLMClient, render_prompt
+from .models import Category, ExtractedFact, ExtractionOutput, Message
 
-__all__ = ["Extraction", "Extractor", "OfflineExtractor", "ground", "guess_category"]
+__all__ = [
+    "Extraction",
+    "Extractor",
+    "LLMExtractor",
+    "OfflineExtractor",
+    "ground",
+    "grounding_sources",
+    "guess_category",
+]
 
 
 @dataclass
@@ -271,3 +280,66 @@ def ground(fact_text: str, source_texts: Sequence[str], *, min_support: float = 
     # reject a first-person paraphrase of someone else's words? No: only user turns are passed
     _ = _FIRST_PERSON
     return None
+
+
+_CONFIRM = re.compile(
+    r"^\s*(yes|yeah|yep|sure|ok|okay|please do|do it|go ahead|sounds good|perfect|great|"
+    r"book (it|that)|that works|let'?s do (it|that))\b",
+    re.IGNORECASE,
+)
+
+
+def grounding_sources(messages: Sequence[Message]) -> list[str]:
+    """The texts a fact may rest on: the user's turns, and an assistant turn the user
+    explicitly confirmed in the next turn ("Yes, book that")."""
+    out = []
+    for i, m in enumerate(messages):
+        if m.role == "user":
+            out.append(m.content)
+        elif m.role == "assistant" and i + 1 < len(messages):
+            nxt = messages[i + 1]
+            if nxt.role == "user" and _CONFIRM.match(nxt.content):
+                out.append(m.content)
+    return out
+
+
+class LLMExtractor:
+    """One LLM call per ``add``: ``prompts/extract_facts.md`` -> :class:`ExtractionOutput`."""
+
+    name = "llm"
+
+    def __init__(self, llm: LLMClient) -> None:
+        self.llm = llm
+
+    def extract(self, messages: Sequence[Message], now: datetime) -> Extraction:
+        import json
+
+        turns = [
+            {"n": i, "role": m.role, **({"name": m.name} if m.name else {}), "content": m.content}
+            for i, m in enumerate(messages)
+        ]
+        prompt = render_prompt(
+            "extract_facts",
+            today=now.date().isoformat(),
+            turn_time=now.strftime("%A %Y-%m-%d %H:%M %Z").strip(),
+            turns=json.dumps(turns, ensure_ascii=False, indent=1),
+        )
+        out = self.llm.complete(ExtractionOutput, prompt)
+        user_turns = {i for i, m in enumerate(messages) if m.role == "user"}
+        facts = []
+        for f in out.value.facts:
+            src = [t for t in f.source_turns if 0 <= t < len(messages)]
+            facts.append(
+                ExtractedFact(
+                    text=f.text.strip(),
+                    category=f.category,
+                    concepts=f.concepts,
+                    source_turns=src or sorted(user_turns)[:1],
+                )
+            )
+        return Extraction(
+            facts=facts,
+            llm_calls=out.calls,
+            prompt_tokens=out.prompt_tokens,
+            completion_tokens=out.completion_tokens,
+        )

@@ -26,8 +26,9 @@ from ._text import (
 from .config import MemoryConfig, default_data_path
 from .decay import decayed_strength
 from .embed import Embedder, EmbeddingCache, LocalEmbedder, OpenAIEmbedder
-from .errors import InvalidInputError, NotFoundError
-from .extract import Extractor, OfflineExtractor, ground
+from .errors import ExtractionPendingError, InvalidInputError, LLMError, NotFoundError
+from .extract import Extractor, LLMExtractor, OfflineExtractor, ground, grounding_sources
+from .llm import LLMClient
 from .models import (
     AddEvent,
     AddResult,
@@ -41,7 +42,7 @@ from .models import (
     utcnow,
 )
 from .recall import Recall, rank
-from .reconcile import Decision, Reconciler, offline_decision
+from .reconcile import Decision, LLMReconciler, Reconciler, offline_decision
 from .store import QdrantStore, VectorLike
 
 __all__ = ["Memory"]
@@ -130,12 +131,18 @@ class Memory:
                 prefix=config.collection_prefix,
             )
         self.store = store
+        self.reconciler = reconciler
         if extractor is None:
             extractor = self._default_extractor()
         self.extractor = extractor
-        self.reconciler = reconciler
 
     def _default_extractor(self) -> Extractor:
+        """The LLM extractor (and reconciler) when an endpoint or key is configured."""
+        if self.config.llm_configured:
+            llm = LLMClient.from_config(self.config)
+            if self.reconciler is None:
+                self.reconciler = LLMReconciler(llm)
+            return LLMExtractor(llm)
         return OfflineExtractor()
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -239,6 +246,7 @@ class Memory:
         concepts: Iterable[str] | None = None,
         infer: bool | None = None,
         timestamp: datetime | str | float | None = None,
+        _pending_id: str | None = None,
     ) -> AddResult:
         """Remember what the user said.
 
@@ -267,7 +275,18 @@ class Memory:
                     if m.role == "user"
                 ]
             else:
-                extraction = self.extractor.extract(msgs, when)
+                try:
+                    extraction = self.extractor.extract(msgs, when)
+                except LLMError as e:
+                    if _pending_id is not None:
+                        self.store.note_pending_failure(_pending_id, f"{type(e).__name__}: {e}")
+                        raise ExtractionPendingError(f"still failing: {e}", pending_id=_pending_id) from e
+                    pid = self._keep_pending(scope, msgs, meta, extra_concepts, when, e)
+                    raise ExtractionPendingError(
+                        f"extraction failed ({e}); the turns were kept as pending {pid}: "
+                        "Memory.retry_pending() (mem-pipeline retry-pending) processes them later",
+                        pending_id=pid,
+                    ) from e
                 result.llm_calls += extraction.llm_calls
                 result.prompt_tokens += extraction.prompt_tokens
                 result.completion_tokens += extraction.completion_tokens
@@ -290,23 +309,99 @@ class Memory:
                 if infer is False:
                     decision = Decision("ADD", reason="raw turn")
                 else:
-                    neighbours = self._neighbours(scope, vec)
-                    decision = offline_decision(
-                        fact,
-                        neighbours,
-                        dedupe_threshold=self.config.dedupe_threshold,
-                        related_threshold=self.config.related_threshold,
-                        reconciler=self.reconciler,
-                    )
+                    decision = self._decide(scope, fact, vec, result)
                 origin = "raw" if infer is False else ("llm" if self.extractor.name == "llm" else "offline")
                 result.events.extend(self._apply(scope, fact, text, vec, decision, fmeta, when, origin))
         return result
+
+    def _decide(self, scope: Scope, fact: ExtractedFact, vec: VectorLike, result: AddResult) -> Decision:
+        """Reconcile one fact; LLM cost is added to ``result``. If the LLM reconciler fails
+        after its retries, the offline rule decides (the fact is never dropped)."""
+        neighbours = self._neighbours(scope, vec)
+        kw: dict[str, Any] = {
+            "dedupe_threshold": self.config.dedupe_threshold,
+            "related_threshold": self.config.related_threshold,
+        }
+        rec = self.reconciler
+        before = (
+            getattr(rec, "calls", 0),
+            getattr(rec, "prompt_tokens", 0),
+            getattr(rec, "completion_tokens", 0),
+        )
+        try:
+            decision = offline_decision(fact, neighbours, reconciler=rec, **kw)
+        except LLMError as e:
+            log.warning("LLM reconciliation failed, offline rule used: %s", e)
+            d = offline_decision(fact, neighbours, **kw)
+            decision = Decision(d.action, d.target, d.text, f"LLM failed ({e}); offline rule: {d.reason}")
+        result.llm_calls += getattr(rec, "calls", 0) - before[0]
+        result.prompt_tokens += getattr(rec, "prompt_tokens", 0) - before[1]
+        result.completion_tokens += getattr(rec, "completion_tokens", 0) - before[2]
+        return decision
+
+    # -- pending turns ------------------------------------------------------------------------
+    def _keep_pending(
+        self,
+        scope: Scope,
+        msgs: Sequence[Message],
+        meta: dict[str, Any],
+        concepts: list[str],
+        when: datetime,
+        error: Exception,
+    ) -> str:
+        return self.store.add_pending(
+            scope,
+            {
+                "messages": [m.model_dump() for m in msgs],
+                "metadata": meta,
+                "concepts": concepts,
+                "timestamp": when.isoformat(),
+                "error": f"{type(error).__name__}: {error}"[:2000],
+                "created_ts": self.now().timestamp(),
+                "attempts": 1,
+            },
+        )
+
+    def pending(self, *, user_id: str, tenant: str = "default") -> list[dict[str, Any]]:
+        """The turns of this user still waiting for extraction (with the last error)."""
+        scope = Scope.of(user_id, tenant)
+        with self._lock:
+            return [{"id": pid, **rec} for pid, rec in self.store.list_pending(scope)]
+
+    def retry_pending(self, *, user_id: str | None = None, tenant: str = "default") -> list[AddResult]:
+        """Process pending turns (one user's, or everyone's), oldest first.
+
+        A turn that succeeds is removed from pending; one that fails again stays, with the new
+        error and its attempt count, and the others are still tried.
+        """
+        scope = Scope.of(user_id, tenant) if user_id is not None else None
+        results = []
+        with self._lock:
+            rows = self.store.list_pending(scope)
+            for pid, rec in rows:
+                try:
+                    res = self.add(
+                        rec["messages"],
+                        user_id=rec["user_id"],
+                        tenant=rec["tenant"],
+                        agent_id=rec.get("agent_id"),
+                        run_id=rec.get("run_id"),
+                        metadata=rec.get("metadata"),
+                        concepts=rec.get("concepts"),
+                        timestamp=rec.get("timestamp"),
+                        _pending_id=pid,
+                    )
+                except ExtractionPendingError:
+                    continue
+                self.store.delete_pending([pid])
+                results.append(res)
+        return results
 
     def _grounded(
         self, facts: list[ExtractedFact], msgs: Sequence[Message], result: AddResult
     ) -> list[ExtractedFact]:
         """Drop facts the user's own words do not support (each logged and counted)."""
-        user_texts = [m.content for m in msgs if m.role == "user"]
+        user_texts = grounding_sources(msgs)
         kept = []
         for f in facts:
             reason = ground(f.text, user_texts)
@@ -443,6 +538,8 @@ class Memory:
         Only the lexical (sparse) vector and ``index_text`` change: the dense vector stays the
         turn's own, so semantic similarity is never diluted by neighbours.
         """
+        from ._text import as_context
+
         w = self.config.context_window
         if session is not None and not isinstance(session, (str, int)):
             session = None
@@ -450,10 +547,10 @@ class Memory:
         for prev in before:
             if prev["id"] == fid or int(prev.get("ctx_after", 0)) >= w:
                 continue
-            text = prev.get("index_text", prev["text"]) + "\n" + own
+            text = prev.get("index_text", prev["text"]) + "\n" + as_context(own)
             self.store.set_lexical(prev["id"], text, {"ctx_after": int(prev.get("ctx_after", 0)) + 1})
-        own_texts = [p.get("embed_text") or p["text"] for p in reversed(before) if p["id"] != fid]
-        return "\n".join([*own_texts, own])
+        lent = [as_context(p.get("embed_text") or p["text"]) for p in reversed(before) if p["id"] != fid]
+        return "\n".join([*lent, own])
 
     def _reinforce(
         self, scope: Scope, target: StoredFact, fact: ExtractedFact, when: datetime, reason: str
@@ -543,6 +640,8 @@ class Memory:
         reinforce: bool | None = None,
     ) -> Recall:
         """The facts most relevant to ``query`` in this scope, scored and explained."""
+        from .recall import fill_dense
+
         scope = Scope.of(user_id, tenant, agent_id, run_id)
         query = self._text(query, "query")
         limit = self._limit(limit)
@@ -559,6 +658,11 @@ class Memory:
                 filters=filters,
                 include_invalid=include_invalid,
             )
+            # a turn found by the lexical search alone gets its true cosine, not a missing
+            # value that min-max would score as the worst similarity of the pool
+            missing = [c.fact.id for c in cands if c.dense is None]
+            if missing:
+                fill_dense(cands, vec, self.store.fact_vectors(scope, missing))
             qtokens = set(tokens(query))
             named = frozenset(
                 sp

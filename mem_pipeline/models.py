@@ -239,3 +239,30 @@ def json_safe(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
         raise InvalidInputError("metadata is larger than 64 KB once serialised")
     result: dict[str, Any] = json.loads(text)
     return result
+
+
+# -- LLM output schemas (each named by the prompt that must produce it) -------------------------
+
+
+class LLMFact(BaseModel):
+    """One fact as the extraction prompt (``prompts/extract_facts.md``) returns it."""
+
+    text: str = Field(min_length=3, max_length=1000)
+    category: Category
+    concepts: list[str] = Field(default_factory=list, max_length=12)
+    source_turns: list[int] = Field(default_factory=list)
+
+
+class ExtractionOutput(BaseModel):
+    """Schema of ``prompts/extract_facts.md``."""
+
+    facts: list[LLMFact] = Field(default_factory=list, max_length=50)
+
+
+class ReconcileOutput(BaseModel):
+    """Schema of ``prompts/reconcile.md``. ``target`` is the small integer of a listed fact."""
+
+    action: Literal["ADD", "UPDATE", "SUPERSEDE", "NOOP"]
+    target: int | None = None
+    text: str | None = Field(default=None, max_length=1000)
+    reason: str = ""

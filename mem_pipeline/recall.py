@@ -8,13 +8,14 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, Field
 
 from .decay import fuse, recency, reinforcement
 from .models import Category, ScoreParts, StoredFact, Via
 from .store import Candidate
 
-__all__ = ["Hit", "Recall", "rank"]
+__all__ = ["Hit", "Recall", "fill_dense", "rank"]
 
 Source = Literal["semantic", "lexical", "association"]
 
@@ -122,6 +123,32 @@ class Recall(BaseModel):
             lines.append(line)
         lines.append(_CLOSE)
         return "\n".join(lines)
+
+
+def fill_dense(
+    candidates: Sequence[Candidate],
+    query_vector: Sequence[float] | Any,
+    vectors: Mapping[str, Sequence[float]],
+) -> None:
+    """Give each candidate without a dense score the cosine of its stored vector (in place).
+
+    The dense and lexical searches each return their own top of the pool; a candidate found
+    by one only has no score from the other. For the lexical side that is a fair floor (it
+    matched fewer query words than the pool's last), but a missing *dense* score would make
+    min-max treat a lexically found turn as the least similar of all, when its cosine is
+    often close to the pool's: so it is computed here from the stored vector.
+    """
+    todo = [c for c in candidates if c.dense is None and c.fact.id in vectors]
+    if not todo:
+        return
+    q = np.asarray(query_vector, dtype=np.float64).ravel()
+    m = np.asarray([vectors[c.fact.id] for c in todo], dtype=np.float64)
+    if m.ndim != 2 or m.shape[1] != q.shape[0]:
+        return
+    norms = np.linalg.norm(m, axis=1) * (np.linalg.norm(q) or 1.0)
+    cos = (m @ q) / np.where(norms > 0, norms, 1.0)
+    for c, value in zip(todo, cos):
+        c.dense = float(value)
 
 
 def rank(

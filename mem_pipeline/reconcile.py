@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from ._text import conflicting_specifics, third_person
-from .models import ExtractedFact, StoredFact
+from .llm import LLMClient, render_prompt
+from .models import ExtractedFact, ReconcileOutput, StoredFact
 
-__all__ = ["Decision", "Reconciler", "has_correction_cue", "offline_decision"]
+__all__ = ["Decision", "LLMReconciler", "Reconciler", "has_correction_cue", "offline_decision"]
 
 Action = Literal["ADD", "REINFORCE", "UPDATE", "SUPERSEDE", "NOOP"]
 
@@ -81,3 +82,44 @@ def offline_decision(
                     "SUPERSEDE", target=f, reason=f"correction cue, same category, cosine {s:.3f}"
                 )
     return Decision("ADD", reason=f"related (cosine {sim:.3f}) but no correction cue")
+
+
+class LLMReconciler:
+    """One LLM call for a fact with related stored facts: ``prompts/reconcile.md``.
+
+    Stored ids never reach the model: facts are listed with small integers and the answer's
+    ``target`` is mapped back, so the model cannot invent or mistype an id. A target outside
+    the list is treated as ADD (logged): nothing is overwritten on a guess.
+    """
+
+    def __init__(self, llm: LLMClient) -> None:
+        self.llm = llm
+        self.calls = 0
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+
+    def decide(self, fact: ExtractedFact, neighbours: Sequence[tuple[StoredFact, float]]) -> Decision:
+        import json
+
+        listed = [f for f, _ in neighbours[:5]]
+        stored = [
+            {"n": i, "text": f.text, "category": f.category.value, "since": f.valid_from.date().isoformat()}
+            for i, f in enumerate(listed)
+        ]
+        prompt = render_prompt(
+            "reconcile",
+            new_fact=json.dumps(fact.text, ensure_ascii=False),
+            stored=json.dumps(stored, ensure_ascii=False, indent=1),
+        )
+        out = self.llm.complete(ReconcileOutput, prompt)
+        self.calls += out.calls
+        self.prompt_tokens += out.prompt_tokens
+        self.completion_tokens += out.completion_tokens
+        v = out.value
+        if v.action == "ADD":
+            return Decision("ADD", reason=f"LLM: {v.reason}".strip())
+        if v.target is None or not 0 <= v.target < len(listed):
+            return Decision("ADD", reason=f"LLM answered {v.action} for no listed fact ({v.target})")
+        target = listed[v.target]
+        text = v.text if v.action == "UPDATE" and v.text else None
+        return Decision(v.action, target=target, text=text, reason=f"LLM: {v.reason}".strip())

@@ -537,6 +537,17 @@ class QdrantStore:
         rows.sort(key=lambda r: r[1].get("created_ts", 0.0))
         return rows
 
+    def note_pending_failure(self, pending_id: str, error: str) -> None:
+        with self._translate("updating a pending turn"):
+            recs = self.client.retrieve(self.pending, ids=[pending_id], with_payload=True)
+            attempts = int((recs[0].payload or {}).get("attempts", 1)) + 1 if recs else 1
+            self.client.set_payload(
+                self.pending,
+                payload={"error": error[:2000], "attempts": attempts},
+                points=[pending_id],
+                wait=True,
+            )
+
     def delete_pending(self, ids: Sequence[str]) -> None:
         if ids:
             with self._translate("deleting pending turns"):

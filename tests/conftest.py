@@ -65,3 +65,19 @@ def open_memory(embedder: LocalEmbedder, clock: Clock):  # type: ignore[no-untyp
     yield _open
     for m in opened:
         m.close()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--record-mode",
+        default="none",
+        choices=["none", "once", "new_episodes", "all", "rewrite"],
+        help="vcrpy record mode for LLM cassettes ('none' in CI: a missing cassette fails). "
+        "Re-record: MEM_PIPELINE_TEST_LLM_URL=... pytest -m llm --record-mode=rewrite",
+    )
+
+
+@pytest.fixture
+def record_mode(request: pytest.FixtureRequest) -> str:
+    mode = str(request.config.getoption("--record-mode"))
+    return "all" if mode == "rewrite" else mode

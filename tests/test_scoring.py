@@ -177,3 +177,48 @@ def test_named_speaker_ranks_higher(mem) -> None:
     )
     hits = mem.search("When did Caroline adopt a cat?", user_id="c", reinforce=False).hits
     assert hits[0].metadata["speaker"] == "Caroline"
+
+
+def test_question_words_are_not_lexical_terms() -> None:
+    from mem_pipeline._text import content_words
+
+    assert content_words("When did Mel recently mention painting?") == ["mel", "paint"]
+    assert content_words("What happened, would you describe it?") == []
+
+
+def test_lent_context_weighs_less_than_own_words() -> None:
+    from mem_pipeline._text import CONTEXT_MARK, as_context, sparse_doc
+
+    assert as_context("a\nb") == f"{CONTEXT_MARK}a\n{CONTEXT_MARK}b"
+    own_idx, own_val = sparse_doc("kayak lake")
+    mixed_idx, mixed_val = sparse_doc("kayak\n" + as_context("lake"))
+    own, mixed = dict(zip(own_idx, own_val)), dict(zip(mixed_idx, mixed_val))
+    assert own_idx == mixed_idx  # the same terms are indexed
+    kayak, lake = sparse_doc("kayak")[0][0], sparse_doc("lake")[0][0]
+    assert mixed[lake] < mixed[kayak]  # the neighbour's word counts less than the own word
+    # weight 1: the mark changes nothing
+    assert sparse_doc("kayak\n" + as_context("lake"), context_weight=1.0) == sparse_doc("kayak\nlake")
+    assert own[lake] == pytest.approx(own[kayak])
+
+
+def test_fill_dense_scores_lexical_only_candidates() -> None:
+    from mem_pipeline.models import Category, Scope, StoredFact
+    from mem_pipeline.recall import fill_dense
+    from mem_pipeline.store import Candidate
+
+    def fact(i: str) -> StoredFact:
+        return StoredFact(
+            id=i, text=i, category=Category.OTHER, concepts=[], scope=Scope.of("u"), created_at=NOW,
+            updated_at=NOW, last_seen_at=NOW, valid_from=NOW,
+        )
+
+    found_by_both = Candidate(fact("a"), dense=0.9, lexical=3.0)
+    lexical_only = Candidate(fact("b"), dense=None, lexical=5.0)
+    no_vector = Candidate(fact("c"), dense=None, lexical=1.0)
+    fill_dense([found_by_both, lexical_only, no_vector], [1.0, 0.0], {"a": [0.0, 1.0], "b": [3.0, 4.0]})
+    assert found_by_both.dense == 0.9  # a score from the store is kept
+    assert lexical_only.dense == pytest.approx(0.6)  # cosine of (1, 0) and (3, 4)
+    assert no_vector.dense is None
+    # now min-max sees b's true similarity instead of scoring it the worst of the pool
+    rel = fuse([c.dense for c in (found_by_both, lexical_only)], [3.0, 5.0], dense_weight=0.5)
+    assert rel[1] == pytest.approx(0.5)
