@@ -7,8 +7,8 @@ Each conversation goes into its own store as raw turns (one user per conversatio
 ``infer=False``, speaker, ``dia_id`` and session in metadata, the session date as the turn's
 time); every question of categories 1-4 is asked; a question counts at k when any of its gold
 evidence turns is among the top k hits. Switch signals off to see what each adds:
-``--no-sparse``, ``--no-decay``, ``--no-context``, ``--no-speaker``. ``now`` for decay is the day
-after the conversation's last session. Recall does not reinforce facts here (read-only), so
+``--no-sparse``, ``--no-decay``, ``--no-context``, ``--no-speaker``, ``--no-date``. ``now`` for
+decay is the day after the conversation's last session. Recall does not reinforce facts here (read-only), so
 question order cannot change the results.
 """
 
@@ -38,6 +38,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         use_decay=not args.no_decay,
         context_window=0 if args.no_context else args.context_window,
         speaker_boost=0.0 if args.no_speaker else args.speaker_boost,
+        date_boost=0.0 if args.no_date else args.date_boost,
         dense_weight=args.dense_weight,
         decay_floor=args.decay_floor,
         reinforce_on_recall=False,
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             mem = Memory(config=base, embedder=embedder)
             user = conv.sample_id
             for t in conv.turns:
-                _, ms = timed(lambda t=t: mem.add(
+                _, ms = timed(lambda t=t, mem=mem, user=user: mem.add(
                     [{"role": "user", "content": t.text, "name": t.speaker}], user_id=user,
                     infer=False, timestamp=t.when,
                     metadata={"dia_id": t.dia_id, "session": t.session}))
@@ -63,13 +64,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             now = conv.last_time + timedelta(days=1)
             for q in conv.questions[: args.questions or None]:
                 mem.config = base
-                r, ms = timed(lambda q=q: mem.search(q.question, user_id=user, limit=max(ks),
-                                                     now=now))
-                scores.add(q, [h.metadata["dia_id"] for h in r.hits], ms)
+                r, ms = timed(lambda q=q, mem=mem, user=user, now=now: mem.search(
+                    q.question, user_id=user, limit=max(ks), now=now))
+                scores.add(q, [h.metadata["dia_id"] for h in r.hits], ms, conv.sample_id)
                 mem.config = dense_only  # the dense-only floor, same store, same run
-                r, ms = timed(lambda q=q: mem.search(q.question, user_id=user, limit=max(ks),
-                                                     now=now))
-                baseline.add(q, [h.metadata["dia_id"] for h in r.hits], ms)
+                r, ms = timed(lambda q=q, mem=mem, user=user, now=now: mem.search(
+                    q.question, user_id=user, limit=max(ks), now=now))
+                baseline.add(q, [h.metadata["dia_id"] for h in r.hits], ms, conv.sample_id)
                 bar.update()
             mem.close()
     out = scores.summary()
@@ -77,9 +78,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     out["conversations"] = [c.sample_id for c in convs]
     out["add_ms_per_turn"] = round(sum(add_ms) / max(len(add_ms), 1), 2)
     out["dense_only"] = baseline.summary()
+    if args.split:
+        # the conversations settings were chosen on, and the rest (held out)
+        tune = [c.sample_id for c in convs if c.sample_id in args.split]
+        held = [c.sample_id for c in convs if c.sample_id not in args.split]
+        out["splits"] = {"tuning": {"conversations": tune, **scores.subset(tune).summary()},
+                         "held_out": {"conversations": held, **scores.subset(held).summary()}}
     out["config"] = base.model_dump(include={"use_sparse", "use_decay", "context_window",
                                              "speaker_boost", "dense_weight",
-                                             "decay_floor"})
+                                             "decay_floor", "date_boost"})
     return out
 
 
@@ -96,6 +103,10 @@ def table(out: dict[str, Any]) -> str:
     d = out["dense_only"]
     lines.append(f"| dense only | {d['questions']} | " + " | ".join(
         f"{d['recall'][k]:.3f}" for k in ks) + f" | {d['mrr']:.3f} |")
+    for name, sp in out.get("splits", {}).items():
+        if sp["questions"]:
+            lines.append(f"| {name} ({', '.join(sp['conversations'])}) | {sp['questions']} | "
+                         + " | ".join(f"{sp['recall'][k]:.3f}" for k in ks) + f" | {sp['mrr']:.3f} |")
     lines.append("")
     lines.append(f"search p50 {out['search_ms_p50']} ms, p95 {out['search_ms_p95']} ms "
                  f"(dense only, same run: p50 {d['search_ms_p50']} ms, p95 {d['search_ms_p95']} ms);"
@@ -115,10 +126,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-decay", action="store_true")
     ap.add_argument("--no-context", action="store_true")
     ap.add_argument("--no-speaker", action="store_true")
+    ap.add_argument("--no-date", action="store_true", help="no boost for dates a question names")
     ap.add_argument("--context-window", type=int, default=MemoryConfig().context_window)
     ap.add_argument("--speaker-boost", type=float, default=MemoryConfig().speaker_boost)
     ap.add_argument("--dense-weight", type=float, default=MemoryConfig().dense_weight)
     ap.add_argument("--decay-floor", type=float, default=MemoryConfig().decay_floor)
+    ap.add_argument("--date-boost", type=float, default=MemoryConfig().date_boost)
+    ap.add_argument("--split", nargs="*", default=["conv-26", "conv-30", "conv-41"],
+                    help="tuning conversations: also report them and the rest (held out) apart")
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
     args = ap.parse_args(argv)
     out = run(args)

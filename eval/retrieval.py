@@ -99,11 +99,15 @@ class Scores:
     ks: Sequence[int]
     rows: list[dict[str, Any]] = field(default_factory=list)
 
-    def add(self, q: Question, ranked_ids: Sequence[str], ms: float) -> None:
+    def add(self, q: Question, ranked_ids: Sequence[str], ms: float, conv: str = "") -> None:
         gold = set(q.evidence)
         rank = next((i + 1 for i, d in enumerate(ranked_ids) if d in gold), None)
-        self.rows.append({"category": q.category, "rank": rank, "ms": ms,
+        self.rows.append({"conv": conv, "category": q.category, "rank": rank, "ms": ms,
                           **{f"R@{k}": int(rank is not None and rank <= k) for k in self.ks}})
+
+    def subset(self, convs: Sequence[str]) -> Scores:
+        """The rows of these conversations only (e.g. a tuning or a held-out split)."""
+        return Scores(self.ks, [r for r in self.rows if r.get("conv") in convs])
 
     def summary(self) -> dict[str, Any]:
         def block(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -122,6 +126,8 @@ class Scores:
             "mrr": overall.get("MRR"),
             "by_category": {str(c): block([r for r in self.rows if r["category"] == c])
                             for c in sorted({r["category"] for r in self.rows})},
+            "by_conversation": {c: block([r for r in self.rows if r.get("conv") == c])
+                                for c in dict.fromkeys(r.get("conv", "") for r in self.rows)},
             "questions": len(self.rows),
             "search_ms_p50": round(_pct(ms, 50), 2) if ms else None,
             "search_ms_p95": round(_pct(ms, 95), 2) if ms else None,

@@ -20,6 +20,7 @@ __all__ = [
     "as_context",
     "candidate_phrases",
     "content_words",
+    "date_ranges",
     "normalize_concept",
     "normalize_text",
     "sparse_doc",
@@ -385,7 +386,7 @@ _DATE_PATTERNS = [
     re.compile(rf"\b{_MON}\s+{_DAY}\b(?:,?\s*{_YEAR})?\b", re.I),  # May 1, 2022
     re.compile(rf"\b{_MON},?\s+{_YEAR}\b", re.I),  # May 2022
     # a month alone only after a preposition ("in May"; not "may" the verb)
-    re.compile(rf"\b(?:in|during|since|until|by|of|early|late|mid|mid-)\s+{_MON}\b(?!\s+\d)", re.I),
+    re.compile(rf"\b(?:in|during|since|until|by|of|early|late|mid)[\s-]+{_MON}\b(?!\s+\d)", re.I),
 ]
 
 
@@ -404,8 +405,6 @@ def date_ranges(text: str, now: datetime) -> list[tuple[datetime, datetime]]:
                 continue
             groups = m.groupdict()
             mon_word = groups["mon"].lower()
-            if mon_word == "may" and pattern is _DATE_PATTERNS[0] and not groups.get("year"):
-                pass  # "1 may" is still a date
             month = _MONTHS[mon_word]
             day = int(groups["day"]) if groups.get("day") else None
             year = int(groups["year"]) if groups.get("year") else None

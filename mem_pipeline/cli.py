@@ -1,4 +1,4 @@
-"""The ``mem-pipeline`` command line: demo, add, search, list, forget, history, prune.
+"""The ``mem-pipeline`` command line: demo, add, search, list, forget, history, prune, retry-pending.
 
 Every command takes ``--path`` (embedded store; default ``MEM_PIPELINE_PATH`` or the user data
 directory) and ``--json`` (machine-readable output). Errors of our tree print one line and
@@ -133,6 +133,17 @@ def cmd_prune(args: argparse.Namespace) -> int:
         print(f"{verb} {len(stale)} facts")
         for f in stale:
             print(f"  {f.id}  {f.text}")
+    return 0
+
+
+def cmd_retry_pending(args: argparse.Namespace) -> int:
+    with _open(args) as m:
+        results = m.retry_pending(user_id=args.user, tenant=args.tenant)
+        left = m.pending(user_id=args.user, tenant=args.tenant) if args.user else []
+    if args.json:
+        print(json.dumps({"processed": len(results), "still_pending": len(left)}))
+    else:
+        print(f"processed {len(results)} pending turns; {len(left)} still pending")
     return 0
 
 
@@ -271,6 +282,10 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--min-strength", type=float, default=0.05)
     pr.add_argument("--apply", action="store_true", help="really delete")
     pr.set_defaults(func=cmd_prune)
+    rp = sub.add_parser("retry-pending", parents=[common], help="process turns whose extraction failed")
+    rp.add_argument("--user", default=None, help="only this user (default: everyone)")
+    rp.add_argument("--tenant", default="default")
+    rp.set_defaults(func=cmd_retry_pending)
     return p
 
 

@@ -202,4 +202,3 @@ class LLMClient:
             attempts=calls,
             last_output=raw,
         )
-

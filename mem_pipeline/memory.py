@@ -536,7 +536,10 @@ class Memory:
         The new turn's entry gets the text of the previous ``context_window`` turns; each of
         those gets the new turn's text appended (until it has ``context_window`` followers).
         Only the lexical (sparse) vector and ``index_text`` change: the dense vector stays the
-        turn's own, so semantic similarity is never diluted by neighbours.
+        turn's own, so semantic similarity is never diluted by neighbours. Lent lines are marked
+        (:func:`~mem_pipeline._text.as_context`) and count half as much as the turn's own words,
+        so a turn that says a thing outranks the turns that merely sit next to it (LoCoMo
+        tuning split R@5 .745 -> .761 at the same window).
         """
         from ._text import as_context
 
@@ -640,6 +643,7 @@ class Memory:
         reinforce: bool | None = None,
     ) -> Recall:
         """The facts most relevant to ``query`` in this scope, scored and explained."""
+        from ._text import date_ranges
         from .recall import fill_dense
 
         scope = Scope.of(user_id, tenant, agent_id, run_id)
@@ -678,6 +682,8 @@ class Memory:
                 use_decay=cfg.use_decay,
                 named_speakers=named,
                 speaker_boost=cfg.speaker_boost,
+                dates=date_ranges(query, at) if cfg.date_boost else (),
+                date_boost=cfg.date_boost,
             )[:limit]
             if hits and (cfg.reinforce_on_recall if reinforce is None else reinforce):
                 by_id = {c.fact.id: c.fact for c in cands}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 import json
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 import numpy as np
@@ -15,9 +15,12 @@ from .decay import fuse, recency, reinforcement
 from .models import Category, ScoreParts, StoredFact, Via
 from .store import Candidate
 
-__all__ = ["Hit", "Recall", "fill_dense", "rank"]
+__all__ = ["DATE_SLACK", "Hit", "Recall", "fill_dense", "rank"]
 
 Source = Literal["semantic", "lexical", "association"]
+
+#: How long after a date named in a query a fact still counts as "of that date".
+DATE_SLACK = timedelta(days=3)
 
 
 class Hit(BaseModel):
@@ -161,17 +164,29 @@ def rank(
     use_decay: bool = True,
     named_speakers: frozenset[str] = frozenset(),
     speaker_boost: float = 0.0,
+    dates: Sequence[tuple[datetime, datetime]] = (),
+    date_boost: float = 0.0,
 ) -> list[Hit]:
     """Score candidates (pure): relevance x decay x reinforcement, best first.
 
     A candidate whose ``metadata["speaker"]`` (lowercased) is in ``named_speakers`` has its
     relevance multiplied by ``1 + speaker_boost``: "what did Mel paint?" is about Mel's turns.
+    A candidate created within one of the query's ``dates`` ranges ``[start, end)``, or up to
+    :data:`DATE_SLACK` after it (people report a day's events the next days: "yesterday I..."),
+    has its relevance multiplied by ``1 + date_boost``.
     """
     rel = fuse([c.dense for c in candidates], [c.lexical for c in candidates], dense_weight=dense_weight)
     if named_speakers and speaker_boost:
         rel = [
             r * (1 + speaker_boost)
             if str(c.fact.metadata.get("speaker", "")).lower() in named_speakers
+            else r
+            for c, r in zip(candidates, rel)
+        ]
+    if dates and date_boost:
+        rel = [
+            r * (1 + date_boost)
+            if any(start <= c.fact.created_at < end + DATE_SLACK for start, end in dates)
             else r
             for c, r in zip(candidates, rel)
         ]

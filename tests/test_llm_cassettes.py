@@ -52,8 +52,14 @@ def llm_memory(embedder, clock, record_mode, request):  # type: ignore[no-untype
         match_on=["method", "scheme", "host", "port", "path", "body"],
         decode_compressed_response=True,
     )
-    cfg = MemoryConfig(path=":memory:", llm_base_url=LLM_URL, llm_api_key=LLM_KEY,
-                       llm_model=LLM_MODEL, llm_timeout_s=600, llm_max_retries=1)
+    cfg = MemoryConfig(
+        path=":memory:",
+        llm_base_url=LLM_URL,
+        llm_api_key=LLM_KEY,
+        llm_model=LLM_MODEL,
+        llm_timeout_s=600,
+        llm_max_retries=1,
+    )
     with rec.use_cassette(cassette.name):
         m = Memory(config=cfg, embedder=embedder, clock=clock)
         yield m
@@ -91,8 +97,7 @@ def test_correction_is_reconciled_with_history(llm_memory, clock) -> None:
     first = llm_memory.add("I live in Hull with my partner Sam.", user_id="u")
     assert first.count("ADD") >= 1
     clock.advance(days=20)
-    res = llm_memory.add("Actually, we moved to Leeds last week, we don't live in Hull anymore.",
-                         user_id="u")
+    res = llm_memory.add("Actually, we moved to Leeds last week, we don't live in Hull anymore.", user_id="u")
     assert res.llm_calls >= 1
     for e in res.events:
         if e.event == "SUPERSEDE":

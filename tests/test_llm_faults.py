@@ -20,15 +20,31 @@ from mem_pipeline.models import ExtractionOutput
 
 def _completion(content: str | None, *, choices: bool = True) -> dict:
     return {
-        "id": "x", "object": "chat.completion", "created": 0, "model": "fault",
-        "choices": [{"index": 0, "finish_reason": "stop",
-                     "message": {"role": "assistant", "content": content}}] if choices else [],
+        "id": "x",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "fault",
+        "choices": [
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}
+        ]
+        if choices
+        else [],
         "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
     }
 
 
-GOOD = json.dumps({"facts": [{"text": "The user is allergic to peanuts.", "category": "health",
-                              "concepts": ["peanut allergy"], "source_turns": [0]}]})
+GOOD = json.dumps(
+    {
+        "facts": [
+            {
+                "text": "The user is allergic to peanuts.",
+                "category": "health",
+                "concepts": ["peanut allergy"],
+                "source_turns": [0],
+            }
+        ]
+    }
+)
 
 
 class FaultServer:
@@ -89,8 +105,15 @@ def server() -> Iterator[FaultServer]:
 
 
 def _client(url: str, **kw: object) -> LLMClient:
-    opts: dict = {"model": "fault", "base_url": url, "api_key": "k", "timeout_s": 5.0,
-                  "max_retries": 3, "reasks": 2, "backoff_s": (0.01, 0.05)}
+    opts: dict = {
+        "model": "fault",
+        "base_url": url,
+        "api_key": "k",
+        "timeout_s": 5.0,
+        "max_retries": 3,
+        "reasks": 2,
+        "backoff_s": (0.01, 0.05),
+    }
     opts.update(kw)
     return LLMClient(**opts)
 
@@ -106,8 +129,7 @@ def test_rate_limit_and_5xx_are_retried(server) -> None:
 
 
 def test_invalid_json_and_empty_choices_are_reasked_with_the_error(server) -> None:
-    s = server([_completion('{"facts": [{"text": "x"'), _completion(None, choices=False),
-                _completion(GOOD)])
+    s = server([_completion('{"facts": [{"text": "x"'), _completion(None, choices=False), _completion(GOOD)])
     out = _client(s.url).complete(ExtractionOutput, "extract")
     assert out.calls == 3 and out.prompt_tokens == 30
     reask = s.requests[1]["messages"]
@@ -138,8 +160,14 @@ def test_timeout_is_retried(server) -> None:
 
 def test_failed_extraction_goes_to_pending_then_retry(server, embedder, clock) -> None:
     s = server([])  # every call fails
-    cfg = MemoryConfig(path=":memory:", llm_base_url=s.url, llm_api_key="k", llm_model="fault",
-                       llm_max_retries=1, llm_timeout_s=5)
+    cfg = MemoryConfig(
+        path=":memory:",
+        llm_base_url=s.url,
+        llm_api_key="k",
+        llm_model="fault",
+        llm_max_retries=1,
+        llm_timeout_s=5,
+    )
     m = Memory(config=cfg, embedder=embedder, clock=clock)
     m.extractor.llm.backoff_s = (0.01, 0.02)  # type: ignore[attr-defined]
     with pytest.raises(ExtractionPendingError) as err:
@@ -161,11 +189,24 @@ def test_failed_extraction_goes_to_pending_then_retry(server, embedder, clock) -
 
 
 def test_grounding_rejects_invented_fact_from_the_model(server, embedder, clock) -> None:
-    invented = json.dumps({"facts": [
-        {"text": "The user lives in sunny Spain.", "category": "biography", "concepts": [],
-         "source_turns": [0]},
-        {"text": "The user loves sunny weather.", "category": "preference", "concepts": [],
-         "source_turns": [0]}]})
+    invented = json.dumps(
+        {
+            "facts": [
+                {
+                    "text": "The user lives in sunny Spain.",
+                    "category": "biography",
+                    "concepts": [],
+                    "source_turns": [0],
+                },
+                {
+                    "text": "The user loves sunny weather.",
+                    "category": "preference",
+                    "concepts": [],
+                    "source_turns": [0],
+                },
+            ]
+        }
+    )
     s = server([_completion(invented)])
     cfg = MemoryConfig(path=":memory:", llm_base_url=s.url, llm_api_key="k", llm_model="fault")
     m = Memory(config=cfg, embedder=embedder, clock=clock)

@@ -208,8 +208,15 @@ def test_fill_dense_scores_lexical_only_candidates() -> None:
 
     def fact(i: str) -> StoredFact:
         return StoredFact(
-            id=i, text=i, category=Category.OTHER, concepts=[], scope=Scope.of("u"), created_at=NOW,
-            updated_at=NOW, last_seen_at=NOW, valid_from=NOW,
+            id=i,
+            text=i,
+            category=Category.OTHER,
+            concepts=[],
+            scope=Scope.of("u"),
+            created_at=NOW,
+            updated_at=NOW,
+            last_seen_at=NOW,
+            valid_from=NOW,
         )
 
     found_by_both = Candidate(fact("a"), dense=0.9, lexical=3.0)
@@ -222,3 +229,35 @@ def test_fill_dense_scores_lexical_only_candidates() -> None:
     # now min-max sees b's true similarity instead of scoring it the worst of the pool
     rel = fuse([c.dense for c in (found_by_both, lexical_only)], [3.0, 5.0], dense_weight=0.5)
     assert rel[1] == pytest.approx(0.5)
+
+
+def test_date_ranges_in_questions() -> None:
+    from mem_pipeline._text import date_ranges
+
+    def days(text: str) -> list[tuple[str, str]]:
+        return [(a.date().isoformat(), b.date().isoformat()) for a, b in date_ranges(text, NOW)]
+
+    assert days("What movie did Jo watch on 1 May, 2022?") == [("2022-05-01", "2022-05-02")]
+    assert days("What did Nate make on November 9, 2022?") == [("2022-11-09", "2022-11-10")]
+    assert days("Where did Jo travel in July 2022?") == [("2022-07-01", "2022-08-01")]
+    assert days("Where did Jo go in December?") == [("2025-12-01", "2026-01-01")]  # latest past one
+    assert days("in May") == [("2026-05-01", "2026-06-01")]
+    assert days("I may go, and march on") == []  # the verbs are not months
+    assert days("What did I say last week?") == []  # relative dates are not resolved
+
+
+def test_named_date_ranks_that_days_turns_higher(mem, clock) -> None:
+    for days_ago in (40, 10):
+        mem.add(
+            [{"role": "user", "content": "We baked a lemon cake today.", "name": "Jo"}],
+            user_id="d",
+            infer=False,
+            timestamp=clock.now - timedelta(days=days_ago),
+            metadata={"session": days_ago},
+        )
+    on = (clock.now - timedelta(days=40)).strftime("%d %B, %Y")
+    hits = mem.search(f"What did Jo bake on {on}?", user_id="d", reinforce=False).hits
+    assert hits[0].created_at.date() == (clock.now - timedelta(days=40)).date()
+    # without the date the more recent one wins (decay breaks the tie)
+    hits = mem.search("What did Jo bake?", user_id="d", reinforce=False).hits
+    assert hits[0].created_at.date() == (clock.now - timedelta(days=10)).date()
