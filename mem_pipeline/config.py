@@ -102,6 +102,24 @@ class MemoryConfig(BaseModel):
     # held-out: none .742/.817, 0.4 .758/.829 (12% of questions name a date).
     date_boost: float = Field(default=0.4, ge=0, le=1)
 
+    # concept links (see mem_pipeline.concepts). concept_match_threshold: a query n-gram matches
+    # a stored concept by name embedding at or above this cosine. Measured with
+    # `python -m eval.concept_threshold` on 30 hand-written pairs (eval/data/concept_pairs.jsonl):
+    # at 0.70, 15/15 pairs that must match do ("timed out"/"timeout" 0.735, "doggy"/"dog" 0.719)
+    # and 2/15 that must not also do ("vegetarian"/"vegan" 0.751); 0.72 loses "doggy"/"dog",
+    # 0.66 adds "running"/"marathon" and "dog"/"cat". A wrong match only adds a query concept.
+    expand_links: bool = True
+    # a direct hit tagged with a concept the query names: score x (1 + concept_boost x match)
+    concept_boost: float = Field(default=0.3, ge=0, le=2)
+    concept_match_threshold: float = Field(default=0.70, gt=0, le=1)
+    link_floor: float = Field(default=0.2, ge=0, le=1)
+    link_min_count: int = Field(default=2, ge=1)
+    link_half_life_days: float = Field(default=180.0, gt=0)
+    max_hops: int = Field(default=2, ge=1, le=3)
+    link_fanout: int = Field(default=3, ge=1)
+    max_expanded_concepts: int = Field(default=8, ge=0)
+    association_limit: int = Field(default=3, ge=0, le=50)
+
     # input limits
     max_message_chars: int = Field(default=32_000, ge=1)
 

@@ -23,8 +23,9 @@ from ._text import (
     third_person,
     tokens,
 )
+from .concepts import ConceptLinks, Expansion, boost_by_concepts, expand
 from .config import MemoryConfig, default_data_path
-from .decay import decayed_strength
+from .decay import decayed_strength, recency, reinforcement
 from .embed import Embedder, EmbeddingCache, LocalEmbedder, OpenAIEmbedder
 from .errors import ExtractionPendingError, InvalidInputError, LLMError, NotFoundError
 from .extract import Extractor, LLMExtractor, OfflineExtractor, ground, grounding_sources
@@ -37,11 +38,13 @@ from .models import (
     HistoryEvent,
     Message,
     Scope,
+    ScoreParts,
     StoredFact,
+    Via,
     json_safe,
     utcnow,
 )
-from .recall import Recall, rank
+from .recall import Hit, Recall, hit_from_fact, rank
 from .reconcile import Decision, LLMReconciler, Reconciler, offline_decision
 from .store import QdrantStore, VectorLike
 
@@ -132,6 +135,14 @@ class Memory:
             )
         self.store = store
         self.reconciler = reconciler
+        self._links = ConceptLinks(
+            self.store,
+            self._embed,
+            half_life_days=config.link_half_life_days,
+            floor=config.link_floor,
+            min_count=config.link_min_count,
+            match_threshold=config.concept_match_threshold,
+        )
         if extractor is None:
             extractor = self._default_extractor()
         self.extractor = extractor
@@ -491,12 +502,14 @@ class Memory:
             origin=origin,  # type: ignore[arg-type]
         )
         self.store.upsert_facts([(stored, vec, embed_text, index_text)])
+        self._links.update(scope, [], stored.concepts, when)
         events: list[dict[str, Any]] = [
             self._event(fid, "ADD", None, fact.text, now, reason=decision.reason, restored=bool(existing))
         ]
         out = [AddEvent(event="ADD", id=fid, text=fact.text, category=fact.category, reason=decision.reason)]
         if decision.action == "SUPERSEDE" and decision.target is not None:
             old = decision.target
+            self._links.update(scope, old.concepts, [], when)  # links count current facts only
             self.store.set_fact_fields(
                 old.id,
                 {
@@ -570,6 +583,7 @@ class Memory:
                 "concepts": concepts,
             },
         )
+        self._links.update(scope, target.concepts, concepts, when)
         self.store.add_events(
             scope,
             [
@@ -609,6 +623,7 @@ class Memory:
             }
         )
         self.store.upsert_facts([(updated, vec, index_text, index_text)])
+        self._links.update(scope, target.concepts, updated.concepts, now)
         self.store.add_events(scope, [self._event(target.id, event, target.text, text, now, reason=reason)])
 
     _seq = 0
@@ -641,8 +656,13 @@ class Memory:
         include_invalid: bool = False,
         now: datetime | None = None,
         reinforce: bool | None = None,
+        expand: bool | None = None,
     ) -> Recall:
-        """The facts most relevant to ``query`` in this scope, scored and explained."""
+        """The facts most relevant to ``query`` in this scope, scored and explained.
+
+        Direct hits (at most ``limit``) come first; with ``expand`` (default
+        ``config.expand_links``) up to ``config.association_limit`` association hits follow,
+        each with the concept path that reached it (``hit.via``)."""
         from ._text import date_ranges
         from .recall import fill_dense
 
@@ -673,7 +693,7 @@ class Memory:
                 for sp in {str(c.fact.metadata.get("speaker", "")).lower() for c in cands}
                 if sp and sp in qtokens
             )
-            hits = rank(
+            ranked = rank(
                 cands,
                 now=at,
                 half_lives=cfg.half_lives_days,
@@ -684,12 +704,14 @@ class Memory:
                 speaker_boost=cfg.speaker_boost,
                 dates=date_ranges(query, at) if cfg.date_boost else (),
                 date_boost=cfg.date_boost,
-            )[:limit]
+            )
+            qc = self._links.match_query(scope, query)
+            hits = boost_by_concepts(ranked, qc, cfg.concept_boost)[:limit]
             if hits and (cfg.reinforce_on_recall if reinforce is None else reinforce):
                 by_id = {c.fact.id: c.fact for c in cands}
                 for h in hits:
                     self.store.set_fact_fields(h.id, {"recalls": by_id[h.id].recalls + 1})
-        return Recall(query=query, hits=hits)
+            return self._associate(scope, query, hits, at, expand, qc)
 
     def get(
         self,
@@ -771,9 +793,107 @@ class Memory:
     def _delete_facts(self, scope: Scope, facts: Sequence[StoredFact], reason: str) -> None:
         now = self.now()
         self.store.delete_facts([f.id for f in facts])
+        for f in facts:
+            if f.is_valid:  # a superseded fact's links were already removed
+                self._links.update(scope, f.concepts, [], now)
         self.store.add_events(
             scope, [self._event(f.id, "DELETE", f.text, None, now, reason=reason) for f in facts]
         )
+
+    # -- associations and feedback -----------------------------------------------------------
+    def _associate(
+        self,
+        scope: Scope,
+        query: str,
+        hits: list[Hit],
+        at: datetime,
+        expand_links: bool | None,
+        qc: dict[str, float],
+    ) -> Recall:
+        """Add the query's concepts, the concepts its links reach, and association hits (facts
+        reached only through an expanded concept) after the direct hits."""
+        cfg = self.config
+        if not (cfg.expand_links if expand_links is None else expand_links) or not qc:
+            return Recall(query=query, hits=hits, query_concepts=qc)
+        exp = expand(
+            qc,
+            lambda cs: self._links.neighbours(scope, cs, at),
+            max_hops=cfg.max_hops,
+            fanout=cfg.link_fanout,
+            max_expanded=cfg.max_expanded_concepts,
+        )
+        expanded = {c: round(e.weight, 4) for c, e in exp.items()}
+        if cfg.association_limit == 0:
+            return Recall(query=query, hits=hits, query_concepts=qc, expanded_concepts=expanded)
+        direct = {h.id for h in hits}
+        # a fact tagged with a query concept but missed by the text search is reached through
+        # that concept itself (path of one); others through the links (path of two or three)
+        reach = {c: Expansion(c, w, [c]) for c, w in qc.items()}
+        reach.update(exp)
+        assoc: list[Hit] = []
+        for f in self.store.facts_with_concepts(scope, list(reach), limit=200):
+            if f.id in direct:
+                continue
+            best = max((reach[c] for c in f.concepts if c in reach), key=lambda e: e.weight)
+            d = (
+                recency(
+                    f.last_seen_at, at, half_life_days=cfg.half_life(f.category.value), floor=cfg.decay_floor
+                )
+                if cfg.use_decay
+                else 1.0
+            )
+            rf = (
+                reinforcement(f.confirmations, f.recalls, valence=f.valence, importance=f.importance)
+                if cfg.use_decay
+                else 1.0
+            )
+            parts = ScoreParts(association=best.weight, decay=d, reinforcement=rf)
+            via = Via(query_concept=best.path[0], path=best.path, weights=best.weights)
+            assoc.append(hit_from_fact(f, best.weight * d * rf, "association", parts, via))
+        assoc.sort(key=lambda h: (-h.score, h.id))
+        return Recall(
+            query=query,
+            hits=[*hits, *assoc[: cfg.association_limit]],
+            query_concepts=qc,
+            expanded_concepts=expanded,
+        )
+
+    def feedback(
+        self,
+        recall_or_ids: Recall | Sequence[str],
+        helped: bool | float,
+        *,
+        user_id: str,
+        tenant: str = "default",
+        query: str | None = None,
+    ) -> dict[str, int]:
+        """Say whether recalled facts helped (``True``/``False`` or a float in [-1, 1]).
+
+        Each fact's valence moves by ``0.2 * helped`` (bounded to [-1, 1]); the links from the
+        query's concepts to each fact's concepts move by ``0.5 * helped`` (each link at most once
+        per call, bounded; a weakened link never goes below zero strength). Give a
+        :class:`Recall` (its query concepts are used) or fact ids with ``query=``.
+        """
+        scope = Scope.of(user_id, tenant)
+        amount = (1.0 if helped else -1.0) if isinstance(helped, bool) else float(helped)
+        if not -1.0 <= amount <= 1.0:
+            raise InvalidInputError("helped must be a bool or a float in [-1, 1]")
+        if isinstance(recall_or_ids, Recall):
+            ids = [h.id for h in recall_or_ids.hits]
+            qc = list(recall_or_ids.query_concepts)
+        else:
+            if isinstance(recall_or_ids, str):
+                recall_or_ids = [recall_or_ids]
+            ids = [self._id(i) for i in recall_or_ids]
+            qc = list(self._links.match_query(scope, self._text(query, "query"))) if query else []
+        with self._lock:
+            facts = self.store.get_facts(scope, ids)  # other users' ids are simply absent
+            now = self.now()
+            for f in facts:
+                self.store.set_fact_fields(f.id, {"valence": max(-1.0, min(1.0, f.valence + 0.2 * amount))})
+            targets = {c for f in facts for c in f.concepts}
+            moved = self._links.feedback(scope, qc, sorted(targets), amount, now) if qc else 0
+        return {"facts": len(facts), "links": moved}
 
     def forget(self, *, user_id: str, tenant: str = "default") -> int:
         """Remove everything of one user in one tenant: facts, history, pending, links.

@@ -206,6 +206,7 @@ class ScoreParts(BaseModel):
     relevance: float = 0.0
     decay: float = 1.0
     reinforcement: float = 1.0
+    concept: float = 0.0
     association: float = 0.0
 
 

@@ -182,6 +182,7 @@ class QdrantStore:
         self.events = f"{prefix}_events"
         self.pending = f"{prefix}_pending"
         self.links = f"{prefix}_links"
+        self.concepts = f"{prefix}_concepts"
         with self._translate("opening the collections"):
             self._ensure()
 
@@ -266,6 +267,18 @@ class QdrantStore:
                     "valid": models.PayloadSchemaType.BOOL,
                     "created_ts": models.PayloadSchemaType.FLOAT,
                 },
+            )
+        if not c.collection_exists(self.concepts):
+            c.create_collection(
+                self.concepts,
+                vectors_config={
+                    "name": models.VectorParams(size=self.dimensions, distance=models.Distance.COSINE)
+                },
+                metadata=meta,
+            )
+            self._index(
+                self.concepts,
+                {"user_id": models.PayloadSchemaType.KEYWORD, "name": models.PayloadSchemaType.KEYWORD},
             )
         for name, fields in (
             (
@@ -555,12 +568,93 @@ class QdrantStore:
                     self.pending, points_selector=models.PointIdsList(points=list(ids)), wait=True
                 )
 
+    # -- concepts and links -------------------------------------------------------------------
+    def get_points(self, collection: str, ids: Sequence[str], scope: Scope) -> dict[str, dict[str, Any]]:
+        """Payloads of the points with these ids that belong to the scope's user."""
+        if not ids:
+            return {}
+        with self._translate("reading concepts"):
+            recs = self.client.retrieve(collection, ids=list(ids), with_payload=True)
+        return {
+            str(r.id): dict(r.payload or {})
+            for r in recs
+            if (r.payload or {}).get("tenant") == scope.tenant
+            and (r.payload or {}).get("user_id") == scope.user_id
+        }
+
+    def put_points(
+        self, collection: str, scope: Scope, items: Sequence[tuple[str, dict[str, Any], Any]]
+    ) -> None:
+        """Upsert (id, payload, vector or None) points of the scope's user."""
+        if not items:
+            return
+        who = {"tenant": scope.tenant, "user_id": scope.user_id}
+        points = [
+            models.PointStruct(
+                id=pid,
+                vector={} if vec is None else {"name": [float(x) for x in vec]},
+                payload={**payload, **who},
+            )
+            for pid, payload, vec in items
+        ]
+        with self._translate("writing concepts"):
+            self.client.upsert(collection, points=points, wait=True)
+
+    def set_points(self, collection: str, updates: Sequence[tuple[str, dict[str, Any]]]) -> None:
+        with self._translate("updating concepts"):
+            for pid, fields in updates:
+                self.client.set_payload(collection, payload=fields, points=[pid], wait=True)
+
+    def delete_points(self, collection: str, ids: Sequence[str]) -> None:
+        if ids:
+            with self._translate("deleting concepts"):
+                self.client.delete(
+                    collection, points_selector=models.PointIdsList(points=list(ids)), wait=True
+                )
+
+    def links_touching(self, scope: Scope, concepts: Sequence[str]) -> list[dict[str, Any]]:
+        flt = user_filter(scope)
+        flt.should = [
+            models.FieldCondition(key="a", match=models.MatchAny(any=list(concepts))),
+            models.FieldCondition(key="b", match=models.MatchAny(any=list(concepts))),
+        ]
+        return [dict(r.payload or {}) for r in self._scroll(self.links, flt)]
+
+    def match_concepts(
+        self, scope: Scope, vectors: Sequence[VectorLike], threshold: float
+    ) -> list[list[tuple[str, float]]]:
+        """For each vector, the scope's concepts whose name embedding is >= threshold."""
+        if not vectors:
+            return []
+        reqs = [
+            models.QueryRequest(
+                query=[float(x) for x in v],
+                using="name",
+                filter=user_filter(scope),
+                limit=3,
+                score_threshold=threshold,
+                with_payload=True,
+            )
+            for v in vectors
+        ]
+        with self._translate("matching concepts"):
+            resps = self.client.query_batch_points(self.concepts, requests=reqs)
+        return [[(str((p.payload or {})["name"]), float(p.score)) for p in r.points] for r in resps]
+
+    def facts_with_concepts(self, scope: Scope, concepts: Sequence[str], limit: int) -> list[StoredFact]:
+        flt = scope_filter(
+            scope, _VALID, models.FieldCondition(key="concepts", match=models.MatchAny(any=list(concepts)))
+        )
+        with self._translate("reading facts by concept"):
+            recs, _ = self.client.scroll(self.facts, scroll_filter=flt, limit=limit, with_payload=True)
+        return [payload_to_fact(r.id, r.payload or {}) for r in recs]
+
     # -- whole user ---------------------------------------------------------------------------
     def delete_user(self, scope: Scope) -> None:
         """Remove everything of one user (facts, history, pending, links) in one tenant."""
         flt = user_filter(scope)
         with self._translate("forgetting a user"):
-            for name in (self.facts, self.events, self.pending, self.links):
+            for name in (self.facts, self.events, self.pending, self.links, self.concepts):
                 self.client.delete(name, points_selector=models.FilterSelector(filter=flt), wait=True)
         log.info("forgot user %r in tenant %r", scope.user_id, scope.tenant)
 
@@ -569,5 +663,5 @@ class QdrantStore:
         with self._translate("counting"):
             return {
                 name: int(self.client.count(name, count_filter=flt, exact=True).count)
-                for name in (self.facts, self.events, self.pending, self.links)
+                for name in (self.facts, self.events, self.pending, self.links, self.concepts)
             }

@@ -60,7 +60,8 @@ def test_recent_fact_outranks_stale_one_of_equal_relevance(mem, clock) -> None:
     assert hits[0].parts.decay > hits[1].parts.decay
     # the parts multiply to the score
     h = hits[0]
-    assert h.score == pytest.approx(h.parts.relevance * h.parts.decay * h.parts.reinforcement)
+    boost = 1 + mem.config.concept_boost * h.parts.concept  # "kyoto" is a concept of both
+    assert h.score == pytest.approx(h.parts.relevance * h.parts.decay * h.parts.reinforcement * boost)
 
 
 def test_recall_reinforces_when_configured(mem) -> None:

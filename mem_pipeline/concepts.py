@@ -1,0 +1,342 @@
+"""The concept-link layer: co-occurrence links between a user's concepts, expansion, feedback.
+
+Pure functions (:func:`link_strength`, :func:`expand`) hold the maths; :class:`ConceptLinks`
+reads and writes counts through the store.
+
+Strength of the link a–b (symmetric)::
+
+    ochiai = n_ab / sqrt(n_a * n_b)          # co-occurrence, normalised by each concept's frequency
+    decayed by 0.5 ** (age / half_life)      # links fade unless seen again
+    strength = ochiai_decayed + 0.5 * fb     # fb in [-1, 1] from feedback; clamped to [0, 1]
+
+Why Ochiai (cosine of the two concepts' fact sets) and not PPMI: PPMI compares the pair with
+chance, so in a five-fact store where "timeout" and "retry" each sit in 3-4 facts it scores
+their link at zero; Ochiai gives 2/sqrt(3*3) = 0.67. In a 50,000-fact store a hub concept in
+2,000 facts that meets "x" once scores 1/sqrt(2000) = 0.02, far under the floor: the frequency
+penalty is built in, at any size (``eval/associations.py`` measures both).
+
+A link is followed only when ``strength >= floor`` and it was seen at least ``min_count`` times
+(a pair seen once can be chance) or feedback vouched for it.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from itertools import combinations
+from typing import Any
+
+from ._text import STOPWORDS, candidate_phrases, normalize_concept, tokens
+from .models import Scope
+from .recall import Hit
+
+__all__ = [
+    "ConceptLinks",
+    "Expansion",
+    "LinkStats",
+    "boost_by_concepts",
+    "expand",
+    "link_strength",
+    "pair_key",
+    "query_grams",
+]
+
+_NS = uuid.UUID("0b8f7e0e-4a4b-4bd0-9a38-1f3c54a3c7d2")
+
+
+def pair_key(a: str, b: str) -> tuple[str, str]:
+    return (a, b) if a <= b else (b, a)
+
+
+def point_id(*parts: str) -> str:
+    return str(uuid.uuid5(_NS, "\x1f".join(parts)))
+
+
+@dataclass(frozen=True)
+class LinkStats:
+    """What is stored about one pair, plus the two concepts' fact counts."""
+
+    n_ab: float
+    n_a: float
+    n_b: float
+    age_days: float = 0.0
+    feedback: float = 0.0
+
+
+def link_strength(s: LinkStats, *, half_life_days: float = 180.0) -> float:
+    """Ochiai co-occurrence, decayed with age, plus the feedback term; in [0, 1]."""
+    base = 0.0
+    if s.n_ab > 0 and s.n_a > 0 and s.n_b > 0:
+        base = min(1.0, s.n_ab / math.sqrt(s.n_a * s.n_b))
+        base *= 0.5 ** (max(0.0, s.age_days) / half_life_days)
+    return max(0.0, min(1.0, base + 0.5 * max(-1.0, min(1.0, s.feedback))))
+
+
+def followable(s: LinkStats, strength: float, *, floor: float, min_count: int) -> bool:
+    return strength >= floor and (s.n_ab >= min_count or s.feedback > 0)
+
+
+@dataclass
+class Expansion:
+    """A concept reached from the query: its weight, the path from a query concept, link weights."""
+
+    concept: str
+    weight: float
+    path: list[str]
+    weights: list[float] = field(default_factory=list)
+
+
+Neighbours = Callable[[Sequence[str]], Mapping[str, Sequence[tuple[str, float]]]]
+
+
+def expand(
+    query_concepts: Mapping[str, float],
+    neighbours: Neighbours,
+    *,
+    max_hops: int = 2,
+    fanout: int = 3,
+    max_expanded: int = 8,
+) -> dict[str, Expansion]:
+    """Follow the strongest links from the query's concepts (pure, given ``neighbours``).
+
+    ``neighbours(concepts)`` returns, for each concept, its followable links as
+    ``(other, strength)``. Each hop keeps at most ``fanout`` links per concept, strongest first;
+    at most ``max_expanded`` concepts in total; a concept's weight is the query concept's weight
+    times the product of link strengths on the best path. Query concepts themselves are never
+    "expanded".
+    """
+    best: dict[str, Expansion] = {}
+    frontier = [Expansion(c, w, [c]) for c, w in query_concepts.items()]
+    for _ in range(max_hops):
+        if not frontier:
+            break
+        table = neighbours([e.concept for e in frontier])
+        nxt: list[Expansion] = []
+        for e in frontier:
+            links = sorted(table.get(e.concept, ()), key=lambda x: (-x[1], x[0]))[:fanout]
+            for other, s in links:
+                if other in query_concepts or other in e.path:
+                    continue
+                cand = Expansion(other, e.weight * s, [*e.path, other], [*e.weights, s])
+                old = best.get(other)
+                if old is None or cand.weight > old.weight:
+                    best[other] = cand
+                    nxt.append(cand)
+        frontier = nxt
+    ranked = sorted(best.values(), key=lambda e: (-e.weight, e.concept))[:max_expanded]
+    return {e.concept: e for e in ranked}
+
+
+def pair_deltas(
+    before: Sequence[str], after: Sequence[str]
+) -> tuple[dict[tuple[str, str], int], dict[str, int]]:
+    """Count changes when a fact's concept set goes from ``before`` to ``after``."""
+    b, a = set(before), set(after)
+    pairs: dict[tuple[str, str], int] = {}
+    for x, y in combinations(sorted(a), 2):
+        pairs[(x, y)] = pairs.get((x, y), 0) + 1
+    for x, y in combinations(sorted(b), 2):
+        pairs[(x, y)] = pairs.get((x, y), 0) - 1
+    concepts = {c: 1 for c in a - b}
+    concepts.update({c: -1 for c in b - a})
+    return {k: v for k, v in pairs.items() if v}, concepts
+
+
+def boost_by_concepts(hits: Sequence[Hit], query_concepts: Mapping[str, float], boost: float) -> list[Hit]:
+    """Rank higher the direct hits tagged with a concept the query names (pure).
+
+    A hit whose concepts include query concept ``c`` (matched with weight ``w``) has its score
+    multiplied by ``1 + boost * w`` (the best such concept counts); ``parts.concept`` records
+    ``w``. Returns the hits re-sorted, best first.
+    """
+    if not query_concepts or boost <= 0:
+        return list(hits)
+    out = []
+    for h in hits:
+        w = max((query_concepts[c] for c in h.concepts if c in query_concepts), default=0.0)
+        if w > 0:
+            h = h.model_copy(
+                update={
+                    "score": h.score * (1 + boost * w),
+                    "parts": h.parts.model_copy(update={"concept": w}),
+                }
+            )
+        out.append(h)
+    out.sort(key=lambda h: h.score, reverse=True)
+    return out
+
+
+class ConceptLinks:
+    """Concept counts and links of each user, kept in the store's ``concepts`` and ``links``
+    collections (see :mod:`mem_pipeline.store`). Scoped per (tenant, user_id): links never
+    cross users or tenants; ``forget`` deletes them with the user's facts.
+    """
+
+    def __init__(
+        self,
+        store: Any,
+        embed: Any,
+        *,
+        half_life_days: float,
+        floor: float,
+        min_count: int,
+        match_threshold: float,
+    ) -> None:
+        self.store = store
+        self.embed = embed
+        self.half_life_days = half_life_days
+        self.floor = floor
+        self.min_count = min_count
+        self.match_threshold = match_threshold
+
+    @staticmethod
+    def _cid(scope: Scope, name: str) -> str:
+        return point_id("c", scope.tenant, scope.user_id, name)
+
+    @staticmethod
+    def _lid(scope: Scope, a: str, b: str) -> str:
+        return point_id("l", scope.tenant, scope.user_id, a, b)
+
+    # -- writes ---------------------------------------------------------------------------------
+    def update(self, scope: Scope, before: Sequence[str], after: Sequence[str], when: datetime) -> None:
+        """A fact's concepts changed from ``before`` to ``after`` (``[]`` -> added, -> ``[]``
+        deleted): adjust concept counts and pair co-occurrence counts."""
+        pairs, concepts = pair_deltas(before, after)
+        if not pairs and not concepts:
+            return
+        ts = when.timestamp()
+        if concepts:
+            ids = {name: self._cid(scope, name) for name in concepts}
+            have = self.store.get_points(self.store.concepts, list(ids.values()), scope)
+            new = [n for n, d in concepts.items() if d > 0 and ids[n] not in have]
+            vecs = self.embed.embed(new) if new else []
+            self.store.put_points(
+                self.store.concepts,
+                scope,
+                [(ids[n], {"name": n, "count": 1, "last_ts": ts}, v) for n, v in zip(new, vecs)],
+            )
+            updates, gone = [], []
+            for n, d in concepts.items():
+                p = have.get(ids[n])
+                if p is None:
+                    continue
+                count = int(p.get("count", 0)) + d
+                if count <= 0:
+                    gone.append(ids[n])
+                else:
+                    updates.append(
+                        (
+                            ids[n],
+                            {
+                                "count": count,
+                                "last_ts": max(ts, p.get("last_ts", ts)) if d > 0 else p.get("last_ts", ts),
+                            },
+                        )
+                    )
+            self.store.set_points(self.store.concepts, updates)
+            self.store.delete_points(self.store.concepts, gone)
+        if pairs:
+            self._bump_pairs(scope, {k: (float(d), 0.0) for k, d in pairs.items()}, ts)
+
+    def _bump_pairs(
+        self, scope: Scope, deltas: Mapping[tuple[str, str], tuple[float, float]], ts: float
+    ) -> None:
+        ids = {k: self._lid(scope, *k) for k in deltas}
+        have = self.store.get_points(self.store.links, list(ids.values()), scope)
+        puts, gone = [], []
+        for (a, b), (dc, dfb) in deltas.items():
+            p = have.get(ids[(a, b)], {"a": a, "b": b, "count": 0.0, "fb": 0.0, "last_ts": ts})
+            count = max(0.0, float(p.get("count", 0.0)) + dc)
+            fb = max(-1.0, min(1.0, float(p.get("fb", 0.0)) + dfb))
+            if count <= 0 and fb <= 0:
+                if ids[(a, b)] in have:
+                    gone.append(ids[(a, b)])
+                continue
+            last = max(ts, float(p.get("last_ts", ts))) if dc > 0 or dfb else float(p.get("last_ts", ts))
+            puts.append((ids[(a, b)], {"a": a, "b": b, "count": count, "fb": fb, "last_ts": last}, None))
+        self.store.put_points(self.store.links, scope, puts)
+        self.store.delete_points(self.store.links, gone)
+
+    def feedback(
+        self, scope: Scope, sources: Sequence[str], targets: Sequence[str], amount: float, when: datetime
+    ) -> int:
+        """Move every link between a source and a target concept by ``0.5 * amount`` (each pair
+        once), bounded in [-1, 1]; returns how many links moved."""
+        deltas = {pair_key(a, b): (0.0, 0.5 * amount) for a in set(sources) for b in set(targets) if a != b}
+        if deltas:
+            self._bump_pairs(scope, deltas, when.timestamp())
+        return len(deltas)
+
+    # -- reads ----------------------------------------------------------------------------------
+    def match_query(self, scope: Scope, query: str) -> dict[str, float]:
+        """The scope's known concepts the query names: exactly (weight 1) or by name embedding
+        (weight = cosine, at or above ``match_threshold``)."""
+        grams = query_grams(query)
+        if not grams:
+            return {}
+        ids = {g: self._cid(scope, g) for g in grams}
+        have = self.store.get_points(self.store.concepts, list(ids.values()), scope)
+        found = {g: 1.0 for g in grams if ids[g] in have}
+        rest = [g for g in grams if g not in found and not any(g in f.split() for f in found)]
+        if rest:
+            vecs = self.embed.embed(rest)
+            for matches in self.store.match_concepts(scope, list(vecs), self.match_threshold):
+                for name, score in matches[:1]:
+                    found[name] = max(found.get(name, 0.0), score)
+        return found
+
+    def neighbours(
+        self, scope: Scope, concepts: Sequence[str], now: datetime
+    ) -> dict[str, list[tuple[str, float]]]:
+        rows = self.store.links_touching(scope, concepts)
+        others = {r["a"] for r in rows} | {r["b"] for r in rows}
+        counts = {
+            p["name"]: float(p.get("count", 0))
+            for p in self.store.get_points(
+                self.store.concepts, [self._cid(scope, n) for n in others], scope
+            ).values()
+        }
+        out: dict[str, list[tuple[str, float]]] = {}
+        wanted = set(concepts)
+        for r in rows:
+            age = max(0.0, (now.timestamp() - float(r.get("last_ts", 0.0))) / 86_400.0)
+            for src, dst in ((r["a"], r["b"]), (r["b"], r["a"])):
+                if src not in wanted:
+                    continue
+                stats = LinkStats(
+                    n_ab=float(r.get("count", 0.0)),
+                    n_a=counts.get(src, 0.0),
+                    n_b=counts.get(dst, 0.0),
+                    age_days=age,
+                    feedback=float(r.get("fb", 0.0)),
+                )
+                s = link_strength(stats, half_life_days=self.half_life_days)
+                if followable(stats, s, floor=self.floor, min_count=self.min_count):
+                    out.setdefault(src, []).append((dst, s))
+        return out
+
+
+_PARTICLES = frozenset("out up off down over back in on".split())  # "timed out", "back off"
+
+
+def query_grams(query: str, max_words: int = 3) -> list[str]:
+    """Normalised 1-3 word n-grams of the query that are not only stopwords, plus its keyword
+    phrases: the candidates matched against a user's concept names."""
+    toks = tokens(query)
+    out: list[str] = []
+    for n in range(max_words, 0, -1):
+        for i in range(len(toks) - n + 1):
+            gram = toks[i : i + n]
+            last_ok = gram[-1] not in STOPWORDS or (len(gram) > 1 and gram[-1] in _PARTICLES)
+            if gram[0] in STOPWORDS or not last_ok:
+                continue
+            c = normalize_concept(" ".join(gram))
+            if c and c not in out:
+                out.append(c)
+    for c in candidate_phrases(query):
+        if c not in out:
+            out.append(c)
+    return out[:24]

@@ -1,0 +1,139 @@
+"""The concept-link layer: normalisation, links, expansion with provenance, feedback, hubs."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from mem_pipeline import Memory, MemoryConfig
+from mem_pipeline.concepts import LinkStats, expand, link_strength, pair_deltas, query_grams
+from mem_pipeline.models import Scope
+
+NOTES = [
+    ("The deploy timed out after the release.", ["Timeout", "deploy"]),
+    ("Retried the request and it went through.", ["timeouts", "Retry"]),
+    ("Backoff of two seconds fixed the flaky call.", ["retry", "backoff"]),
+]
+REPEAT = ("The upload timed out again; one retry fixed it.", ["timeout", "retry"])
+
+
+def _store_notes(m: Memory, user: str = "dev", notes=NOTES) -> dict[str, str]:
+    ids = {}
+    for text, concepts in notes:
+        (ids[text],) = m.add(text, user_id=user, infer=False, concepts=concepts).ids
+    return ids
+
+
+def test_link_strength_serves_small_and_large_stores() -> None:
+    # five-fact store: timeout in 3 facts, retry in 3, together in 2 -> a real link
+    assert link_strength(LinkStats(n_ab=2, n_a=3, n_b=3)) == pytest.approx(2 / 3)
+    # plain PPMI would be log(p_ab / (p_a p_b)) = log((2/5) / (3/5 * 3/5)) ~ 0.11: near zero
+    # 50,000-fact store: a hub in 2,000 facts that meets x once -> far under the 0.2 floor
+    assert link_strength(LinkStats(n_ab=1, n_a=2000, n_b=1)) < 0.03
+    # decay halves a link per half-life; feedback adds, never below zero
+    assert link_strength(LinkStats(2, 3, 3, age_days=180)) == pytest.approx(1 / 3)
+    assert link_strength(LinkStats(0, 3, 3, feedback=0.5)) == pytest.approx(0.25)
+    assert link_strength(LinkStats(2, 3, 3, feedback=-1.0)) < 0.2  # under the floor
+    assert link_strength(LinkStats(1, 3, 3, feedback=-1.0)) == 0.0
+
+
+def test_expand_limits_hops_fanout_and_total() -> None:
+    table = {"a": [("b", 0.9), ("c", 0.8), ("d", 0.7), ("e", 0.6)], "b": [("f", 0.5)],
+             "f": [("g", 0.9)], "c": [], "d": []}
+    out = expand({"a": 1.0}, lambda cs: {c: table.get(c, []) for c in cs}, max_hops=2, fanout=3,
+                 max_expanded=8)
+    assert set(out) == {"b", "c", "d", "f"}  # e cut by fan-out, g by the hop limit
+    assert out["f"].path == ["a", "b", "f"] and out["f"].weights == [0.9, 0.5]
+    assert out["f"].weight == pytest.approx(0.45)
+    assert len(expand({"a": 1.0}, lambda cs: {c: table.get(c, []) for c in cs},
+                      max_expanded=2)) == 2
+
+
+def test_pair_deltas() -> None:
+    pairs, concepts = pair_deltas(["a", "b"], ["a", "c"])
+    assert pairs == {("a", "c"): 1, ("a", "b"): -1}
+    assert concepts == {"c": 1, "b": -1}
+
+
+def test_query_grams_normalise() -> None:
+    assert "timeout" in query_grams("Why do my Timeouts happen?")
+    assert "timed out" in query_grams("the job timed out")
+
+
+def test_timeout_retry_backoff_scenario_across_processes(tmp_path, embedder, clock) -> None:
+    path = str(tmp_path / "s")
+    m = Memory(config=MemoryConfig(path=path), embedder=embedder, clock=clock)
+    ids = _store_notes(m)
+    backoff = ids[NOTES[2][0]]
+    # seen once, the timeout-retry pair is not followed yet
+    r = m.search("timeout", user_id="dev", limit=1)
+    assert r.query_concepts == {"timeout": 1.0}
+    assert "retry" not in r.expanded_concepts
+    assert backoff not in [h.id for h in r.hits]
+    # the pairing repeats: now a read for "timeout" reaches the backoff note through "retry"
+    m.add(REPEAT[0], user_id="dev", infer=False, concepts=REPEAT[1])
+    r = m.search("timeout", user_id="dev", limit=1)
+    assert "retry" in r.expanded_concepts
+    hit = next(h for h in r.hits if h.id == backoff)
+    assert hit.source == "association"
+    assert hit.via is not None and hit.via.query_concept == "timeout"
+    assert hit.via.path == ["timeout", "retry"] and hit.via.weights[0] > 0.2
+    assert r.hits[0].source != "association"  # direct hits come first
+    assert "backoff" not in r.expanded_concepts
+    # "timed out" finds the concept "timeout" by name embedding
+    assert "timeout" in m.search("it timed out", user_id="dev").query_concepts
+    # feedback: the backoff note helped -> backoff becomes a neighbour of timeout
+    assert m.feedback([backoff], True, user_id="dev", query="timeout")["links"] >= 1
+    m.close()
+    m = Memory(config=MemoryConfig(path=path), embedder=embedder, clock=clock)  # a new process
+    r = m.search("timeout", user_id="dev", limit=1)
+    assert r.expanded_concepts.get("backoff", 0) > 0
+    assert m.get(backoff, user_id="dev").valence == pytest.approx(0.2)
+    # harmful feedback weakens it again, never below zero
+    for _ in range(4):
+        m.feedback([backoff], False, user_id="dev", query="timeout")
+    r = m.search("timeout", user_id="dev", limit=1)
+    assert "backoff" not in r.expanded_concepts
+    m.close()
+
+
+def test_links_are_scoped_and_follow_deletion(mem) -> None:
+    ids = _store_notes(mem, "dev", [*NOTES, REPEAT])
+    _store_notes(mem, "other", [("The cron job hit a timeout.", ["timeout", "cron"])] * 1)
+    assert "retry" not in mem.search("timeout", user_id="other").expanded_concepts
+    assert "cron" not in mem.search("timeout", user_id="dev").expanded_concepts
+    assert mem.search("timeout", user_id="dev", tenant="t2").expanded_concepts == {}
+    # delete the repeat: the pair falls back to one sighting and is no longer followed
+    mem.delete(mem.search("upload timed out", user_id="dev", limit=1).hits[0].id, user_id="dev")
+    assert "retry" not in mem.search("timeout", user_id="dev").expanded_concepts
+    # forget removes concepts and links of that user only
+    mem.forget(user_id="dev")
+    counts = mem.store.count_user_points(Scope.of("dev"))
+    assert counts == {k: 0 for k in counts}
+    assert mem.search("timeout", user_id="other").query_concepts == {"timeout": 1.0}
+    assert ids
+
+
+def test_hub_concept_does_not_leak_fillers(mem) -> None:
+    _store_notes(mem, "dev", [*NOTES, REPEAT])
+    for i in range(200):
+        mem.add(f"Status note {i}: the dashboard showed metric {i} as normal.", user_id="dev",
+                infer=False, concepts=["status", f"metric {i}"])
+    mem.add("The status page went red during the timeout.", user_id="dev", infer=False,
+            concepts=["status", "timeout"])
+    for q in ("timeout", "backoff settings", "deploy"):
+        r = mem.search(q, user_id="dev", limit=3)
+        assert not any("Status note" in h.text for h in r.hits if h.source == "association"), q
+        assert "status" not in r.expanded_concepts
+    # direct-hit precision unchanged by the layer
+    on = mem.search("deploy timed out", user_id="dev", limit=3)
+    off = mem.search("deploy timed out", user_id="dev", limit=3, expand=False)
+    assert [h.id for h in on.hits if h.source != "association"] == [h.id for h in off.hits]
+
+
+def test_expansion_can_be_switched_off(mem) -> None:
+    _store_notes(mem, "dev", [*NOTES, REPEAT])
+    r = mem.search("timeout", user_id="dev", limit=1, expand=False)
+    assert all(h.source != "association" for h in r.hits) and r.expanded_concepts == {}
+    assert datetime.now(timezone.utc)  # clock independent
