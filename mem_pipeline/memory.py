@@ -44,7 +44,7 @@ from .models import (
     json_safe,
     utcnow,
 )
-from .recall import Hit, Recall, hit_from_fact, rank
+from .recall import Hit, Recall, Source, hit_from_fact, rank
 from .reconcile import Decision, LLMReconciler, Reconciler, offline_decision
 from .store import QdrantStore, VectorLike
 
@@ -849,7 +849,8 @@ class Memory:
             )
             parts = ScoreParts(association=best.weight, decay=d, reinforcement=rf)
             via = Via(query_concept=best.path[0], path=best.path, weights=best.weights)
-            assoc.append(hit_from_fact(f, best.weight * d * rf, "association", parts, via))
+            source: Source = "association" if len(best.path) > 1 else "concept"
+            assoc.append(hit_from_fact(f, best.weight * d * rf, source, parts, via))
         assoc.sort(key=lambda h: (-h.score, h.id))
         return Recall(
             query=query,

@@ -17,7 +17,9 @@ from .store import Candidate
 
 __all__ = ["DATE_SLACK", "Hit", "Recall", "fill_dense", "rank"]
 
-Source = Literal["semantic", "lexical", "association"]
+#: semantic/lexical: found by the text search; concept: tagged with a concept the query names
+#: but missed by the text search; association: reached only through concept links (``via``).
+Source = Literal["semantic", "lexical", "concept", "association"]
 
 #: How long after a date named in a query a fact still counts as "of that date".
 DATE_SLACK = timedelta(days=3)
