@@ -23,7 +23,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from eval.retrieval import CATEGORY_NAMES, Scores, load, timed
+from eval.retrieval import CATEGORY_NAMES, Scores, load, paired_bootstrap, timed
 from mem_pipeline import LocalEmbedder, Memory, MemoryConfig
 
 
@@ -44,8 +44,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         reinforce_on_recall=False,
     )
     dense_only = base.model_copy(update={"use_sparse": False})
+    no_links = base.model_copy(update={"expand_links": False, "concept_boost": 0.0})
     ks = sorted(set(args.k))
-    scores, baseline = Scores(ks), Scores(ks)
+    scores, baseline, unlinked = Scores(ks), Scores(ks), Scores(ks)
     add_ms: list[float] = []
     n_turns = sum(len(c.turns) for c in convs)
     n_q = sum(len(c.questions[: args.questions or None]) for c in convs)
@@ -71,6 +72,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 r, ms = timed(lambda q=q, mem=mem, user=user, now=now: mem.search(
                     q.question, user_id=user, limit=max(ks), now=now))
                 baseline.add(q, [h.metadata["dia_id"] for h in r.hits], ms, conv.sample_id)
+                if args.links_compare:  # the whole pipeline without the concept layer
+                    mem.config = no_links
+                    r, ms = timed(lambda q=q, mem=mem, user=user, now=now: mem.search(
+                        q.question, user_id=user, limit=max(ks), now=now))
+                    unlinked.add(q, [h.metadata["dia_id"] for h in r.hits], ms, conv.sample_id)
                 bar.update()
             mem.close()
     out = scores.summary()
@@ -78,6 +84,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     out["conversations"] = [c.sample_id for c in convs]
     out["add_ms_per_turn"] = round(sum(add_ms) / max(len(add_ms), 1), 2)
     out["dense_only"] = baseline.summary()
+    if args.links_compare:
+        out["links_off"] = unlinked.summary()
+        out["links_on_minus_off"] = paired_bootstrap(scores, unlinked, ks, seed=11)
     if args.split:
         # the conversations settings were chosen on, and the rest (held out)
         tune = [c.sample_id for c in convs if c.sample_id in args.split]
@@ -107,6 +116,14 @@ def table(out: dict[str, Any]) -> str:
         if sp["questions"]:
             lines.append(f"| {name} ({', '.join(sp['conversations'])}) | {sp['questions']} | "
                          + " | ".join(f"{sp['recall'][k]:.3f}" for k in ks) + f" | {sp['mrr']:.3f} |")
+    if "links_on_minus_off" in out:
+        lines.append("")
+        lines.append("links on - off (paired bootstrap, 95% interval):")
+        for cat, row in out["links_on_minus_off"].items():
+            lines.append(f"  {cat}: " + ", ".join(
+                f"{k} {v['diff']:+.3f} [{v['lo']:+.3f}, {v['hi']:+.3f}]" for k, v in row.items()))
+        lines.append(f"  search p50 links on {out['search_ms_p50']} ms, off "
+                     f"{out['links_off']['search_ms_p50']} ms")
     lines.append("")
     lines.append(f"search p50 {out['search_ms_p50']} ms, p95 {out['search_ms_p95']} ms "
                  f"(dense only, same run: p50 {d['search_ms_p50']} ms, p95 {d['search_ms_p95']} ms);"
@@ -135,6 +152,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--split", nargs="*", default=["conv-26", "conv-30", "conv-41"],
                     help="tuning conversations: also report them and the rest (held out) apart")
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
+    ap.add_argument("--links-compare", action="store_true",
+                    help="also search with the concept layer off; paired bootstrap of the difference")
     args = ap.parse_args(argv)
     out = run(args)
     print(table(out))

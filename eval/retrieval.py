@@ -146,3 +146,26 @@ def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
     t = time.perf_counter()
     out = fn()
     return out, (time.perf_counter() - t) * 1000
+
+
+def paired_bootstrap(a: Scores, b: Scores, ks: Sequence[int], *, n: int = 2000,
+                     seed: int = 0) -> dict[str, dict[str, dict[str, float]]]:
+    """Mean difference a - b of R@k per category (and "all"), with a 95% paired bootstrap
+    interval (questions resampled with replacement, same draw for both systems)."""
+    import random
+
+    rng = random.Random(seed)
+    assert len(a.rows) == len(b.rows)
+    groups: dict[str, list[int]] = {"all": list(range(len(a.rows)))}
+    for i, r in enumerate(a.rows):
+        groups.setdefault(str(r["category"]), []).append(i)
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for name, idx in sorted(groups.items()):
+        out[name] = {}
+        for k in ks:
+            d = [a.rows[i][f"R@{k}"] - b.rows[i][f"R@{k}"] for i in idx]
+            means = sorted(statistics.fmean(rng.choices(d, k=len(d))) for _ in range(n))
+            out[name][f"R@{k}"] = {"diff": round(statistics.fmean(d), 4),
+                                   "lo": round(means[int(0.025 * n)], 4),
+                                   "hi": round(means[int(0.975 * n) - 1], 4)}
+    return out

@@ -4,6 +4,7 @@ Offline by default (embedded Qdrant, a local ONNX embedder), explainable recall,
 every change. Start with :class:`Memory`.
 """
 
+from .chat import Answer, MemoryChat, answer_question, with_memory
 from .config import MemoryConfig
 from .embed import Embedder, LocalEmbedder, OpenAIEmbedder
 from .errors import (
@@ -29,6 +30,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AddEvent",
     "AddResult",
+    "Answer",
     "Category",
     "ConfigError",
     "Embedder",
@@ -43,6 +45,7 @@ __all__ = [
     "LocalEmbedder",
     "MemPipelineError",
     "Memory",
+    "MemoryChat",
     "MemoryConfig",
     "Message",
     "NotFoundError",
@@ -54,4 +57,6 @@ __all__ = [
     "StoreLockedError",
     "StoredFact",
     "__version__",
+    "answer_question",
+    "with_memory",
 ]

@@ -1,4 +1,5 @@
-"""The ``mem-pipeline`` command line: demo, add, search, list, forget, history, prune, retry-pending.
+"""The ``mem-pipeline`` command line: demo, add, search, list, forget, history, prune, feedback,
+retry-pending, chat, serve, mcp, keys.
 
 Every command takes ``--path`` (embedded store; default ``MEM_PIPELINE_PATH`` or the user data
 directory) and ``--json`` (machine-readable output). Errors of our tree print one line and
@@ -136,6 +137,18 @@ def cmd_prune(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_feedback(args: argparse.Namespace) -> int:
+    amount = -1.0 if args.harmful else args.amount
+    with _open(args) as m:
+        res = m.feedback(args.ids, amount, user_id=args.user, tenant=args.tenant, query=args.query)
+    print(
+        json.dumps(res)
+        if args.json
+        else f"feedback {amount:+.2f}: {res['facts']} facts, {res['links']} concept links moved"
+    )
+    return 0
+
+
 def cmd_retry_pending(args: argparse.Namespace) -> int:
     with _open(args) as m:
         results = m.retry_pending(user_id=args.user, tenant=args.tenant)
@@ -144,6 +157,64 @@ def cmd_retry_pending(args: argparse.Namespace) -> int:
         print(json.dumps({"processed": len(results), "still_pending": len(left)}))
     else:
         print(f"processed {len(results)} pending turns; {len(left)} still pending")
+    return 0
+
+
+def cmd_chat(args: argparse.Namespace) -> int:
+    """A terminal chat with memory: ``with_memory`` around ``answer_question`` on the configured LLM."""
+    from functools import partial
+
+    from .chat import answer_question, with_memory
+    from .errors import LLMError
+    from .llm import LLMClient
+
+    cfg = MemoryConfig.from_env(path=args.path, url=args.url)
+    if not cfg.llm_configured:
+        print(
+            "mem-pipeline chat needs an LLM to answer: set OPENAI_API_KEY (OpenAI) or "
+            "OPENAI_BASE_URL (any OpenAI-compatible server), e.g.\n"
+            "  OPENAI_BASE_URL=http://127.0.0.1:8089/v1 OPENAI_API_KEY=local "
+            "MEM_PIPELINE_LLM_MODEL=qwen2.5-coder-1.5b-instruct mem-pipeline chat --user me",
+            file=sys.stderr,
+        )
+        return 2
+    llm = LLMClient.from_config(cfg)
+    answer_fn = partial(answer_question, llm=llm)
+    with (
+        Memory(config=cfg) as m,
+        with_memory(
+            answer_fn, m, user_id=args.user, tenant=args.tenant, limit=args.limit, background=True
+        ) as chat,
+    ):
+        if not args.json:
+            print(f"chat as {args.user!r} with {llm.model} (empty line, /quit or Ctrl-D to leave)")
+        while True:
+            try:
+                question = input("" if args.json else "you> ").strip()
+            except EOFError:
+                break
+            if not question or question in ("/quit", "/exit"):
+                break
+            try:
+                answer, hits = chat(question)
+            except LLMError as e:
+                print(f"mem-pipeline: the LLM failed to answer: {e}", file=sys.stderr)
+                continue
+            if args.json:
+                print(
+                    json.dumps({"answer": answer, "memories": [h.brief() for h in hits]}, ensure_ascii=False)
+                )
+                continue
+            print(f"bot> {answer}")
+            print(f"  memories used ({len(hits)}):" if hits else "  (no memories used)")
+            for h in hits:
+                print(f"   {h.score:5.3f}  {h.text}")
+    if chat.pending_ids:
+        print(
+            f"{len(chat.pending_ids)} turn(s) kept as pending (extraction failed): "
+            "mem-pipeline retry-pending processes them later",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -177,6 +248,39 @@ _QUESTIONS = [
     "where does my sister live?",
     "what race am I preparing for?",
 ]
+
+
+_NOTES = [
+    ("The deploy timed out after the release.", ["timeout", "deploy"]),
+    ("Retried the request and it went through.", ["timeout", "retry"]),
+    ("Backoff of two seconds fixed the flaky call.", ["retry", "backoff"]),
+    ("The upload timed out again; one retry fixed it.", ["timeout", "retry"]),
+]
+
+
+def _demo_associations(cfg: MemoryConfig, out: Any) -> dict[str, Any]:
+    """The concept-link scenario: a read for "timeout" reaches the backoff note through
+    "retry"; feedback makes "backoff" a neighbour of "timeout", kept across a restart."""
+    user = "dev"
+    out("\n== associations (notes with concepts, infer=False)")
+    with Memory(config=cfg) as m:
+        for text, concepts in _NOTES:
+            m.add(text, user_id=user, infer=False, concepts=concepts)
+            out(f"  note {concepts}: {text}")
+        r = m.search("timeout", user_id=user, limit=1, reinforce=False)
+        out(f"? timeout   query concepts {r.query_concepts}, expanded {r.expanded_concepts}")
+        _print_recall(r, False)
+        assoc = [h for h in r.hits if h.source == "association" and "backoff" in h.concepts]
+        if assoc:
+            fb = m.feedback([assoc[0].id], True, user_id=user, query="timeout")
+            out(f"  feedback: the backoff note helped -> {fb['links']} links strengthened")
+    with Memory(config=cfg) as m:  # a new process would see the same
+        r = m.search("timeout", user_id=user, limit=1, reinforce=False)
+        out(f"  after restart: expanded concepts {r.expanded_concepts}")
+        return {
+            "expanded_after_feedback": r.expanded_concepts,
+            "association_paths": [h.via.path for h in r.hits if h.via],
+        }
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -234,12 +338,70 @@ def cmd_demo(args: argparse.Namespace) -> int:
         out(f"  where does my sister live? -> {r.hits[0].text if r.hits else '(nothing)'}")
         out(f"  another user sees: {len(m.get_all(user_id='someone-else'))} facts")
         report["facts_after_restart"] = len(facts2)
+    report["associations"] = _demo_associations(cfg, out)
     report["seconds"] = round(time.perf_counter() - t0, 2)
     out(f"\ndemo finished in {report['seconds']} s")
     if args.json:
         print(json.dumps(report))
     if tmp is not None:
         tmp.cleanup()
+    return 0
+
+
+# -- shared access: HTTP service, MCP server, API keys (fastapi/uvicorn/mcp: the `server` extra) --
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from .keys import KeyStore, default_keys_path
+    from .service import create_app
+
+    cfg = MemoryConfig.from_env(path=args.path, url=args.url)
+    keys = KeyStore(args.keys or default_keys_path(cfg))
+    if not keys.list_keys():
+        print(f"no API keys in {keys.path}: mem-pipeline keys create --tenant T --user U", file=sys.stderr)
+    with Memory(config=cfg) as m:
+        app = create_app(m, keys, max_body_bytes=args.max_body_kb * 1024)
+        uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    return 0
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    import os
+
+    from .mcp_server import create_server
+
+    user = args.user or os.environ.get("MEM_PIPELINE_USER")
+    tenant = args.tenant or os.environ.get("MEM_PIPELINE_TENANT") or "default"
+    if not user:
+        print("mem-pipeline mcp: set the scope with --user or MEM_PIPELINE_USER", file=sys.stderr)
+        return 2
+    with _open(args) as m:
+        create_server(m, user_id=user, tenant=tenant).run("stdio")
+    return 0
+
+
+def cmd_keys(args: argparse.Namespace) -> int:
+    from .keys import KeyStore, default_keys_path
+
+    keys = KeyStore(args.keys or default_keys_path(MemoryConfig.from_env(path=args.path, url=args.url)))
+    if args.keys_command == "create":
+        key, rec = keys.create(tenant=args.tenant, user_id=args.user, name=args.name)
+        if args.json:
+            print(json.dumps({"key": key, **rec.public()}))
+        else:
+            who = f"user {rec.user_id!r}, tenant {rec.tenant!r}" if rec.user_id else f"tenant {rec.tenant!r}"
+            print(key)
+            print(f"key {rec.id} for {who}, stored hashed in {keys.path}; shown once", file=sys.stderr)
+    elif args.keys_command == "revoke":
+        rec = keys.revoke(args.id)
+        print(json.dumps(rec.public()) if args.json else f"revoked {rec.id}")
+    else:
+        recs = keys.list_keys()
+        if args.json:
+            print(json.dumps([r.public() for r in recs]))
+        for r in [] if args.json else recs:
+            state = f"revoked {r.revoked_at}" if r.revoked else "active"
+            print(f"{r.id}  tenant={r.tenant} user={r.user_id or '*'}  {state}  {r.name or ''}".rstrip())
     return 0
 
 
@@ -282,10 +444,42 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--min-strength", type=float, default=0.05)
     pr.add_argument("--apply", action="store_true", help="really delete")
     pr.set_defaults(func=cmd_prune)
+    fb = sub.add_parser("feedback", parents=[scoped], help="say whether recalled facts helped")
+    fb.add_argument("ids", nargs="+", help="fact ids from a search")
+    fb.add_argument("--query", required=True, help="the query that recalled them")
+    fb.add_argument("--amount", type=float, default=1.0, help="how much it helped, -1..1")
+    fb.add_argument("--harmful", action="store_true", help="it did not help (amount -1)")
+    fb.set_defaults(func=cmd_feedback)
     rp = sub.add_parser("retry-pending", parents=[common], help="process turns whose extraction failed")
     rp.add_argument("--user", default=None, help="only this user (default: everyone)")
     rp.add_argument("--tenant", default="default")
     rp.set_defaults(func=cmd_retry_pending)
+    ch = sub.add_parser("chat", parents=[scoped], help="a terminal chat with memory (needs an LLM)")
+    ch.add_argument("--limit", type=int, default=5, help="memories recalled per question")
+    ch.set_defaults(func=cmd_chat)
+    sv = sub.add_parser("serve", parents=[common], help="the HTTP service (API keys; needs the server extra)")
+    sv.add_argument("--host", default="127.0.0.1")
+    sv.add_argument("--port", type=int, default=8077)
+    sv.add_argument("--keys", default=None, help="API key file (default: api-keys.json beside the store)")
+    sv.add_argument("--max-body-kb", type=int, default=256, help="request body limit (413 beyond)")
+    sv.add_argument("--log-level", default="info")
+    sv.set_defaults(func=cmd_serve)
+    mc = sub.add_parser("mcp", parents=[common], help="the MCP server over stdio, for one fixed user")
+    mc.add_argument("--user", default=None, help="the scope's user (default: MEM_PIPELINE_USER)")
+    mc.add_argument("--tenant", default=None, help="the scope's tenant (default: MEM_PIPELINE_TENANT)")
+    mc.set_defaults(func=cmd_mcp)
+    ks = sub.add_parser("keys", help="API keys of the HTTP service")
+    ksub = ks.add_subparsers(dest="keys_command", required=True)
+    kc = ksub.add_parser("create", parents=[common], help="a new key, printed once")
+    kc.add_argument("--tenant", default="default")
+    kc.add_argument("--user", default=None, help="bind to this user (omit: the whole tenant)")
+    kc.add_argument("--name", default=None, help="a note: who or what uses the key")
+    kr = ksub.add_parser("revoke", parents=[common], help="revoke a key by its id")
+    kr.add_argument("id")
+    kl = ksub.add_parser("list", parents=[common], help="list keys (never their secrets)")
+    for k in (kc, kr, kl):
+        k.add_argument("--keys", default=None, help="API key file (default: api-keys.json beside the store)")
+    ks.set_defaults(func=cmd_keys)
     return p
 
 

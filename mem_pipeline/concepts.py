@@ -191,6 +191,8 @@ class ConceptLinks:
         self.floor = floor
         self.min_count = min_count
         self.match_threshold = match_threshold
+        self._adjacency: dict[tuple[str, str], dict[str, dict[str, dict[str, Any]]]] = {}
+        self._vocab: dict[tuple[str, str], tuple[list[str], Any]] = {}
 
     @staticmethod
     def _cid(scope: Scope, name: str) -> str:
@@ -238,6 +240,14 @@ class ConceptLinks:
                     )
             self.store.set_points(self.store.concepts, updates)
             self.store.delete_points(self.store.concepts, gone)
+            key = self._ukey(scope)
+            if gone:
+                self._vocab.pop(key, None)
+            elif new and key in self._vocab:
+                import numpy as np
+
+                names, mat = self._vocab[key]
+                self._vocab[key] = ([*names, *new], np.vstack([mat, np.asarray(vecs)]))
         if pairs:
             self._bump_pairs(scope, {k: (float(d), 0.0) for k, d in pairs.items()}, ts)
 
@@ -246,7 +256,8 @@ class ConceptLinks:
     ) -> None:
         ids = {k: self._lid(scope, *k) for k in deltas}
         have = self.store.get_points(self.store.links, list(ids.values()), scope)
-        puts, gone = [], []
+        puts: list[tuple[str, dict[str, Any], None]] = []
+        gone: list[str] = []
         for (a, b), (dc, dfb) in deltas.items():
             p = have.get(ids[(a, b)], {"a": a, "b": b, "count": 0.0, "fb": 0.0, "last_ts": ts})
             count = max(0.0, float(p.get("count", 0.0)) + dc)
@@ -259,6 +270,96 @@ class ConceptLinks:
             puts.append((ids[(a, b)], {"a": a, "b": b, "count": count, "fb": fb, "last_ts": last}, None))
         self.store.put_points(self.store.links, scope, puts)
         self.store.delete_points(self.store.links, gone)
+        adj = self._adjacency.get(self._ukey(scope))
+        if adj is not None:  # keep the cached adjacency in step with what was written
+            for a, b in deltas:
+                adj.get(a, {}).pop(b, None)
+                adj.get(b, {}).pop(a, None)
+            for _, p, _ in puts:
+                adj.setdefault(p["a"], {})[p["b"]] = p
+                adj.setdefault(p["b"], {})[p["a"]] = p
+
+    @staticmethod
+    def _ukey(scope: Scope) -> tuple[str, str]:
+        return (scope.tenant, scope.user_id)
+
+    def invalidate(self, scope: Scope | None = None) -> None:
+        """Drop the cached adjacency and vocabulary (of one user, or all)."""
+        if scope is None:
+            self._adjacency.clear()
+            self._vocab.clear()
+        else:
+            self._adjacency.pop(self._ukey(scope), None)
+            self._vocab.pop(self._ukey(scope), None)
+
+    def _adjacent(self, scope: Scope) -> dict[str, dict[str, dict[str, Any]]]:
+        """The user's links as an adjacency map, read once per process and then kept in step
+        by :meth:`_bump_pairs` (reads are O(links of the query's concepts), not a scan).
+        Another process writing the same user on a server is seen after :meth:`invalidate`
+        or a reopen."""
+        key = self._ukey(scope)
+        adj = self._adjacency.get(key)
+        if adj is None:
+            adj = {}
+            for p in self.store.user_points(self.store.links, scope).values():
+                adj.setdefault(p["a"], {})[p["b"]] = p
+                adj.setdefault(p["b"], {})[p["a"]] = p
+            self._adjacency[key] = adj
+        return adj
+
+    def rebuild(self, scope: Scope, facts: Sequence[Any]) -> None:
+        """Set the user's concept and pair counts to what its valid ``facts`` imply (recovery
+        after an interrupted write). Feedback on links is kept: it is not derived from facts."""
+        counts: dict[str, int] = {}
+        pairs: dict[tuple[str, str], int] = {}
+        last: dict[str, float] = {}
+        for f in facts:
+            cs = sorted(set(f.concepts))
+            ts = f.last_seen_at.timestamp()
+            for c in cs:
+                counts[c] = counts.get(c, 0) + 1
+                last[c] = max(ts, last.get(c, ts))
+            for k in combinations(cs, 2):
+                pairs[k] = pairs.get(k, 0) + 1
+        have = self.store.user_points(self.store.concepts, scope)
+        ids = {self._cid(scope, n): n for n in counts}
+        new = [n for i, n in ids.items() if i not in have]
+        vecs = self.embed.embed(new) if new else []
+        self.store.put_points(
+            self.store.concepts,
+            scope,
+            [
+                (self._cid(scope, n), {"name": n, "count": counts[n], "last_ts": last[n]}, v)
+                for n, v in zip(new, vecs)
+            ],
+        )
+        self.store.set_points(
+            self.store.concepts,
+            [
+                (i, {"count": counts[n]})
+                for i, n in ids.items()
+                if i in have and have[i].get("count") != counts[n]
+            ],
+        )
+        self.store.delete_points(self.store.concepts, [i for i in have if i not in ids])
+        have = self.store.user_points(self.store.links, scope)
+        lids = {self._lid(scope, *k): k for k in pairs}
+        puts = []
+        for i, (a, b) in lids.items():
+            p = have.get(i, {"fb": 0.0, "last_ts": max(last[a], last[b])})
+            if i not in have or float(p.get("count", 0.0)) != pairs[(a, b)]:
+                puts.append((i, {**p, "a": a, "b": b, "count": float(pairs[(a, b)])}, None))
+        gone = []
+        for i, p in have.items():
+            if i not in lids:
+                if float(p.get("fb", 0.0)) > 0:
+                    if float(p.get("count", 0.0)) != 0:
+                        puts.append((i, {**p, "count": 0.0}, None))
+                else:
+                    gone.append(i)
+        self.store.put_points(self.store.links, scope, puts)
+        self.store.delete_points(self.store.links, gone)
+        self.invalidate(scope)
 
     def feedback(
         self, scope: Scope, sources: Sequence[str], targets: Sequence[str], amount: float, when: datetime
@@ -281,17 +382,32 @@ class ConceptLinks:
         have = self.store.get_points(self.store.concepts, list(ids.values()), scope)
         found = {g: 1.0 for g in grams if ids[g] in have}
         rest = [g for g in grams if g not in found and not any(g in f.split() for f in found)]
-        if rest:
-            vecs = self.embed.embed(rest)
-            for matches in self.store.match_concepts(scope, list(vecs), self.match_threshold):
-                for name, score in matches[:1]:
-                    found[name] = max(found.get(name, 0.0), score)
+        names, mat = self._vocabulary(scope)
+        if rest and names:
+            sims = self.embed.embed(rest) @ mat.T  # cosine: both sides are L2-normalised
+            for row in sims:
+                best = int(row.argmax())
+                if row[best] >= self.match_threshold:
+                    found[names[best]] = max(found.get(names[best], 0.0), float(row[best]))
         return found
+
+    def _vocabulary(self, scope: Scope) -> tuple[list[str], Any]:
+        """The user's concept names and name vectors, read once per process; new concepts are
+        appended by :meth:`update`, a removed one drops the cache (re-read on next use)."""
+        key = self._ukey(scope)
+        if key not in self._vocab:
+            self._vocab[key] = self.store.concept_vectors(scope)
+        return self._vocab[key]
 
     def neighbours(
         self, scope: Scope, concepts: Sequence[str], now: datetime
     ) -> dict[str, list[tuple[str, float]]]:
-        rows = self.store.links_touching(scope, concepts)
+        adj = self._adjacent(scope)
+        seen: dict[int, dict[str, Any]] = {}
+        for c in concepts:
+            for p in adj.get(c, {}).values():
+                seen[id(p)] = p
+        rows = list(seen.values())
         others = {r["a"] for r in rows} | {r["b"] for r in rows}
         counts = {
             p["name"]: float(p.get("count", 0))

@@ -36,7 +36,7 @@ from tenacity import (
 from .config import MemoryConfig
 from .errors import ConfigError, LLMError, LLMRetryError
 
-__all__ = ["Completion", "LLMClient", "render_prompt"]
+__all__ = ["Completion", "LLMClient", "TextCompletion", "render_prompt"]
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +62,16 @@ def render_prompt(name: str, **values: Any) -> str:
 class Completion(Generic[T]):
     value: T
     raw: str
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+
+
+@dataclass
+class TextCompletion:
+    """A plain-text answer and what it cost."""
+
+    text: str
     calls: int
     prompt_tokens: int
     completion_tokens: int
@@ -124,9 +134,18 @@ class LLMClient:
             fmt["schema"] = js  # llama.cpp: constrain the output to the schema
         return fmt
 
-    def _send(self, messages: list[dict[str, str]], fmt: dict[str, Any]) -> tuple[Any, int]:
-        """One request with transport retries; returns (response, calls made)."""
+    def _send(
+        self, messages: list[dict[str, str]], fmt: dict[str, Any] | None, **extra: Any
+    ) -> tuple[Any, int]:
+        """One request with transport retries; returns (response, calls made).
+
+        ``fmt`` None sends no ``response_format`` (plain text); ``extra`` are more request
+        fields (e.g. ``max_tokens``).
+        """
         calls = 0
+        options: dict[str, Any] = dict(extra)
+        if fmt is not None:
+            options["response_format"] = fmt
 
         def once() -> Any:
             nonlocal calls
@@ -134,8 +153,8 @@ class LLMClient:
             return self._client.chat.completions.create(  # type: ignore[call-overload]
                 model=self.model,
                 messages=messages,  # type: ignore[arg-type]
-                response_format=fmt,  # type: ignore[arg-type]
                 temperature=self.temperature,
+                **options,
             )
 
         retrying = Retrying(
@@ -202,3 +221,24 @@ class LLMClient:
             attempts=calls,
             last_output=raw,
         )
+
+    def complete_text(
+        self, prompt: str, *, system: str | None = None, max_tokens: int | None = None
+    ) -> TextCompletion:
+        """Ask for a plain-text answer (no response format). Transport errors are retried and
+        translated as in :meth:`complete`; a response with no choices raises
+        :class:`~mem_pipeline.errors.LLMRetryError` (there is nothing to re-ask about)."""
+        messages: list[dict[str, str]] = []
+        if system:
+            messages.append({"role": "system", "content": system})
+        messages.append({"role": "user", "content": prompt})
+        extra: dict[str, Any] = {} if max_tokens is None else {"max_tokens": max_tokens}
+        resp, calls = self._send(messages, None, **extra)
+        usage = getattr(resp, "usage", None)
+        prompt_tokens = int(usage.prompt_tokens or 0) if usage is not None else 0
+        completion_tokens = int(usage.completion_tokens or 0) if usage is not None else 0
+        choices = getattr(resp, "choices", None) or []
+        if not choices:
+            raise LLMRetryError("the LLM answered with no choices", attempts=calls, last_output=None)
+        text = (choices[0].message.content or "").strip()
+        return TextCompletion(text, calls, prompt_tokens, completion_tokens)

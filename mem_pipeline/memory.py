@@ -6,11 +6,12 @@ It holds no scoring or extraction logic of its own: those live in ``decay``/``re
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,15 @@ _ID_NAMESPACE = uuid.UUID("5f0c7a52-3d4e-4f6b-9a51-6d2f1b0e8c11")
 _MAX_CONCEPTS = 32
 
 
+def _utf8(text: str, what: str) -> str:
+    """Refuse strings that cannot be stored or embedded (lone surrogates)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise InvalidInputError(f"{what} is not valid Unicode (lone surrogate at {e.start})") from e
+    return text
+
+
 def fact_id(scope: Scope, text: str) -> str:
     """Deterministic id: the same text in the same scope is always the same fact."""
     return str(uuid.uuid5(_ID_NAMESPACE, scope.key() + "\x1e" + normalize_text(text)))
@@ -65,7 +75,10 @@ def _as_datetime(value: Any, what: str = "timestamp") -> datetime:
     if isinstance(value, datetime):
         return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return datetime.fromtimestamp(float(value), tz=timezone.utc)
+        try:
+            return datetime.fromtimestamp(float(value), tz=timezone.utc)
+        except (OverflowError, ValueError, OSError) as e:
+            raise InvalidInputError(f"{what} {value!r} is not a representable time") from e
     if isinstance(value, str):
         try:
             return _as_datetime(datetime.fromisoformat(value.replace("Z", "+00:00")), what)
@@ -146,6 +159,10 @@ class Memory:
         if extractor is None:
             extractor = self._default_extractor()
         self.extractor = extractor
+        if not config.url and config.path != ":memory:":
+            # an embedded store is this process's alone (file lock): nothing else is writing, so
+            # a write left unfinished is one a crash interrupted
+            self.recover()
 
     def _default_extractor(self) -> Extractor:
         """The LLM extractor (and reconciler) when an endpoint or key is configured."""
@@ -168,6 +185,79 @@ class Memory:
 
     def now(self) -> datetime:
         return self._clock()
+
+    # -- interrupted writes -------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _intent(self, scope: Scope, op: str) -> Iterator[None]:
+        """Journal a write that spans several points: a fact, its history, concept counts and
+        links are separate Qdrant writes, so a crash (or an error) between them would leave a
+        fact without its ADD event or counts off by one. The entry is cleared when the write is
+        complete; one left behind is repaired by :meth:`recover` (on open for embedded stores)."""
+        jid = self.store.begin(scope, op)
+        try:
+            yield
+        except BaseException:
+            with contextlib.suppress(Exception):  # repair now if we can, else on the next open
+                self._repair(scope, op)
+                self.store.end(jid)
+            raise
+        self.store.end(jid)
+
+    def recover(self) -> int:
+        """Complete the writes a crash interrupted; returns how many were repaired.
+
+        A ``forget`` is redone. For any other write, the user's facts are the truth (each fact is
+        one atomic point write): history events missing for them are added (marked
+        ``recovered``), and concept counts and links are recomputed from them. Runs on open for
+        an embedded store; with a Qdrant server call it when no other process is writing.
+        """
+        with self._lock:
+            todo = self.store.unfinished()
+            for jid, rec in todo:
+                scope = Scope.of(rec["user_id"], rec["tenant"])
+                log.warning("repairing an interrupted %s of user %r", rec.get("op"), scope.user_id)
+                self._repair(scope, str(rec.get("op")))
+                self.store.end(jid)
+        return len(todo)
+
+    def _repair(self, scope: Scope, op: str) -> None:
+        if op == "forget":
+            self.store.delete_user(scope)
+            return
+        facts = list(self.store.scroll_facts(scope, include_invalid=True, whole_user=True))
+        self._links.rebuild(scope, [f for f in facts if f.is_valid])
+        history: dict[str, list[dict[str, Any]]] = {}
+        for r in self.store.user_points(self.store.events, scope).values():
+            history.setdefault(r["fact_id"], []).append(r)
+        now = self.now()
+        why = {"reason": "recovered after an interrupted write", "recovered": True}
+        for f in facts:
+            rows = sorted(history.pop(f.id, []), key=lambda r: (r.get("at_ts", 0.0), r.get("seq", 0)))
+            kinds = [r["event"] for r in rows]
+            new: list[dict[str, Any]] = []
+            if "ADD" not in kinds:
+                new.append(self._event(f.id, "ADD", None, f.text, now, **why))
+                rows, kinds = [], []
+            else:
+                i = len(kinds) - 1 - kinds[::-1].index("ADD")
+                rows, kinds = rows[i:], kinds[i:]
+                texts = [r.get("new_text") for r in rows if r["event"] in ("ADD", "UPDATE")]
+                if texts[-1] != f.text:
+                    new.append(self._event(f.id, "UPDATE", texts[-1], f.text, now, **why))
+            for _ in range(f.confirmations - 1 - kinds.count("REINFORCE")):
+                new.append(self._event(f.id, "REINFORCE", f.text, f.text, now, **why))
+            if not f.is_valid and "SUPERSEDE" not in kinds:
+                new.append(
+                    self._event(f.id, "SUPERSEDE", f.text, None, now, superseded_by=f.superseded_by, **why)
+                )
+            self.store.add_events(f.scope, new)
+        for fid, rows in history.items():  # history of facts no longer stored: deleted
+            rows.sort(key=lambda r: (r.get("at_ts", 0.0), r.get("seq", 0)))
+            if rows[-1]["event"] != "DELETE":
+                last = rows[-1]
+                fscope = Scope.of(last["user_id"], last["tenant"], last.get("agent_id"), last.get("run_id"))
+                gone = self._event(fid, "DELETE", last.get("new_text"), None, now, **why)
+                self.store.add_events(fscope, [gone])
 
     # -- input checks -------------------------------------------------------------------------
     def _messages(self, messages: Any) -> list[Message]:
@@ -204,6 +294,8 @@ class Memory:
                 raise InvalidInputError(f"message {i} is empty or whitespace")
             if "\x00" in msg.content:
                 raise InvalidInputError(f"message {i} contains a NUL character")
+            _utf8(msg.content, f"message {i}")
+            _utf8(msg.name or "", f"message {i} name")
             if len(msg.content) > self.config.max_message_chars:
                 raise InvalidInputError(
                     f"message {i} has {len(msg.content)} characters; the limit is "
@@ -219,11 +311,13 @@ class Memory:
             return []
         if isinstance(concepts, str):
             concepts = [concepts]
+        if not isinstance(concepts, Iterable) or isinstance(concepts, (bytes, bytearray, Mapping)):
+            raise InvalidInputError(f"concepts must be a list of strings, got {type(concepts).__name__}")
         out: list[str] = []
         for c in concepts:
             if not isinstance(c, str):
                 raise InvalidInputError(f"concepts must be strings, got {type(c).__name__}")
-            n = normalize_concept(c)
+            n = normalize_concept(_utf8(c, "a concept"))
             if n and n not in out:
                 out.append(n)
         if len(out) > _MAX_CONCEPTS:
@@ -236,7 +330,7 @@ class Memory:
             raise InvalidInputError(f"{what} must be a string, got {type(text).__name__}")
         if not text.strip():
             raise InvalidInputError(f"{what} is empty or whitespace")
-        return text
+        return _utf8(text, what)
 
     @staticmethod
     def _limit(limit: Any) -> int:
@@ -268,6 +362,8 @@ class Memory:
         ``timestamp`` is when the turns happened (default: now).
         """
         scope = Scope.of(user_id, tenant, agent_id, run_id)
+        if infer is not None and not isinstance(infer, bool):
+            raise InvalidInputError(f"infer must be True, False or None, got {infer!r:.40}")
         msgs = self._messages(messages)
         meta = json_safe(metadata)
         extra_concepts = self._concepts(concepts)
@@ -312,17 +408,20 @@ class Memory:
                 return result
             texts = [self._embed_text(f, msgs, infer is False) for f in facts]
             vectors = self._embed.embed(texts)
-            for fact, text, vec in zip(facts, texts, vectors):
-                speaker = msgs[fact.source_turns[0]].name if fact.source_turns else None
-                fmeta = dict(meta)
-                if speaker and "speaker" not in fmeta:
-                    fmeta["speaker"] = speaker
-                if infer is False:
-                    decision = Decision("ADD", reason="raw turn")
-                else:
-                    decision = self._decide(scope, fact, vec, result)
-                origin = "raw" if infer is False else ("llm" if self.extractor.name == "llm" else "offline")
-                result.events.extend(self._apply(scope, fact, text, vec, decision, fmeta, when, origin))
+            with self._intent(scope, "add"):
+                for fact, text, vec in zip(facts, texts, vectors):
+                    speaker = msgs[fact.source_turns[0]].name if fact.source_turns else None
+                    fmeta = dict(meta)
+                    if speaker and "speaker" not in fmeta:
+                        fmeta["speaker"] = speaker
+                    if infer is False:
+                        decision = Decision("ADD", reason="raw turn")
+                    else:
+                        decision = self._decide(scope, fact, vec, result)
+                    origin = (
+                        "raw" if infer is False else ("llm" if self.extractor.name == "llm" else "offline")
+                    )
+                    result.events.extend(self._apply(scope, fact, text, vec, decision, fmeta, when, origin))
         return result
 
     def _decide(self, scope: Scope, fact: ExtractedFact, vec: VectorLike, result: AddResult) -> Decision:
@@ -773,7 +872,8 @@ class Memory:
             raise InvalidInputError("text is longer than max_message_chars")
         with self._lock:
             fact = self.get(id, user_id=user_id, tenant=tenant, agent_id=agent_id, run_id=run_id)
-            self._rewrite(fact.scope, fact, text, [], self.now(), reason="update()")
+            with self._intent(fact.scope, "update"):
+                self._rewrite(fact.scope, fact, text, [], self.now(), reason="update()")
             return self.get(id, user_id=user_id, tenant=tenant, agent_id=agent_id, run_id=run_id)
 
     def delete(
@@ -788,7 +888,8 @@ class Memory:
         """Delete one fact of this scope (its history keeps a DELETE event)."""
         with self._lock:
             fact = self.get(id, user_id=user_id, tenant=tenant, agent_id=agent_id, run_id=run_id)
-            self._delete_facts(fact.scope, [fact], "delete()")
+            with self._intent(fact.scope, "delete"):
+                self._delete_facts(fact.scope, [fact], "delete()")
 
     def _delete_facts(self, scope: Scope, facts: Sequence[StoredFact], reason: str) -> None:
         now = self.now()
@@ -876,6 +977,8 @@ class Memory:
         :class:`Recall` (its query concepts are used) or fact ids with ``query=``.
         """
         scope = Scope.of(user_id, tenant)
+        if not isinstance(helped, (bool, int, float)):
+            raise InvalidInputError(f"helped must be a bool or a float in [-1, 1], not {helped!r:.40}")
         amount = (1.0 if helped else -1.0) if isinstance(helped, bool) else float(helped)
         if not -1.0 <= amount <= 1.0:
             raise InvalidInputError("helped must be a bool or a float in [-1, 1]")
@@ -885,6 +988,8 @@ class Memory:
         else:
             if isinstance(recall_or_ids, str):
                 recall_or_ids = [recall_or_ids]
+            if not isinstance(recall_or_ids, Iterable) or isinstance(recall_or_ids, (bytes, Mapping)):
+                raise InvalidInputError("feedback takes a Recall or a list of fact ids")
             ids = [self._id(i) for i in recall_or_ids]
             qc = list(self._links.match_query(scope, self._text(query, "query"))) if query else []
         with self._lock:
@@ -904,7 +1009,8 @@ class Memory:
         scope = Scope.of(user_id, tenant)
         with self._lock:
             n = len(list(self.store.scroll_facts(scope, include_invalid=True, whole_user=True)))
-            self.store.delete_user(scope)
+            with self._intent(scope, "forget"):
+                self.store.delete_user(scope)
         return n
 
     def history(self, id: str, *, user_id: str, tenant: str = "default") -> list[HistoryEvent]:
@@ -956,5 +1062,6 @@ class Memory:
                 < min_strength
             ]
             if stale and not dry_run:
-                self._delete_facts(scope, stale, f"prune(min_strength={min_strength})")
+                with self._intent(scope, "delete"):
+                    self._delete_facts(scope, stale, f"prune(min_strength={min_strength})")
         return stale

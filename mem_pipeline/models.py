@@ -25,7 +25,7 @@ __all__ = [
     "Via",
 ]
 
-_SCOPE_RE = re.compile(r"^[^\x00-\x1f\x7f]{1,256}$")
+_SCOPE_RE = re.compile(r"^[^\x00-\x1f\x7f\ud800-\udfff]{1,256}$")  # no control chars, no lone surrogates
 
 
 class Category(str, enum.Enum):
@@ -234,7 +234,7 @@ def json_safe(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
             raise InvalidInputError(f"metadata keys must be strings, got {k!r:.40}")
     try:
         text = json.dumps(out, allow_nan=False)
-    except (TypeError, ValueError) as e:
+    except (TypeError, ValueError, RecursionError) as e:
         raise InvalidInputError(f"metadata must be JSON-serialisable: {e}") from e
     if len(text) > 64_000:
         raise InvalidInputError("metadata is larger than 64 KB once serialised")

@@ -8,6 +8,9 @@ Four collections share a prefix:
 - ``{prefix}_events``: the history, one point per change of a fact (no vectors).
 - ``{prefix}_pending``: turns whose extraction failed, kept until processed (no vectors).
 - ``{prefix}_links``: concept links (see ``concepts``), one point per directed pair (no vectors).
+- ``{prefix}_journal``: one point per write in progress (no vectors): a write spans several
+  points and collections, so it is announced here first and cleared when complete; an entry
+  left by a crash tells ``Memory.recover`` which user to repair.
 
 Every method takes a :class:`~mem_pipeline.models.Scope` and filters on it; there is no
 unscoped read or delete. Errors of qdrant-client are translated into :class:`StoreError`.
@@ -145,6 +148,8 @@ def metadata_conditions(filters: Mapping[str, Any] | None) -> list[models.Condit
     ``metadata.<key>``. A list value matches any of its items.
     """
     out: list[models.Condition] = []
+    if filters is not None and not isinstance(filters, Mapping):
+        raise InvalidInputError(f"filters must be a mapping, got {type(filters).__name__}")
     for key, value in (filters or {}).items():
         if not isinstance(key, str) or not key:
             raise InvalidInputError(f"filter keys must be non-empty strings, got {key!r}")
@@ -183,6 +188,7 @@ class QdrantStore:
         self.pending = f"{prefix}_pending"
         self.links = f"{prefix}_links"
         self.concepts = f"{prefix}_concepts"
+        self.journal = f"{prefix}_journal"
         with self._translate("opening the collections"):
             self._ensure()
 
@@ -289,6 +295,7 @@ class QdrantStore:
                 },
             ),
             (self.pending, {"user_id": models.PayloadSchemaType.KEYWORD}),
+            (self.journal, {"user_id": models.PayloadSchemaType.KEYWORD}),
             (
                 self.links,
                 {
@@ -649,12 +656,62 @@ class QdrantStore:
             recs, _ = self.client.scroll(self.facts, scroll_filter=flt, limit=limit, with_payload=True)
         return [payload_to_fact(r.id, r.payload or {}) for r in recs]
 
+    # -- journal of writes in progress -----------------------------------------------------------
+    def begin(self, scope: Scope, op: str) -> str:
+        """Announce a multi-point write of this user; :meth:`end` clears it when complete."""
+        jid = str(uuid.uuid4())
+        who = {"tenant": scope.tenant, "user_id": scope.user_id}
+        with self._translate("writing the journal"):
+            self.client.upsert(
+                self.journal,
+                points=[models.PointStruct(id=jid, vector={}, payload={**who, "op": op})],
+                wait=True,
+            )
+        return jid
+
+    def end(self, jid: str) -> None:
+        with self._translate("clearing the journal"):
+            self.client.delete(self.journal, points_selector=models.PointIdsList(points=[jid]), wait=True)
+
+    def unfinished(self) -> list[tuple[str, dict[str, Any]]]:
+        """Writes announced and never cleared (the process died, or the write failed)."""
+        return [(str(r.id), dict(r.payload or {})) for r in self._scroll(self.journal, models.Filter())]
+
+    def user_points(self, collection: str, scope: Scope) -> dict[str, dict[str, Any]]:
+        """Every point of one user in one tenant in ``collection``: id -> payload."""
+        return {str(r.id): dict(r.payload or {}) for r in self._scroll(collection, user_filter(scope))}
+
+    def concept_vectors(self, scope: Scope) -> tuple[list[str], npt.NDArray[np.float32]]:
+        """Names and name embeddings of one user's concepts (for in-process matching)."""
+        names: list[str] = []
+        rows: list[list[float]] = []
+        offset = None
+        while True:
+            with self._translate("reading concept vectors"):
+                recs, offset = self.client.scroll(
+                    self.concepts,
+                    scroll_filter=user_filter(scope),
+                    limit=_SCROLL_PAGE,
+                    offset=offset,
+                    with_payload=True,
+                    with_vectors=["name"],
+                )
+            for r in recs:
+                vec = r.vector.get("name") if isinstance(r.vector, dict) else None
+                if isinstance(vec, list):
+                    names.append(str((r.payload or {})["name"]))
+                    rows.append([float(x) for x in vec])  # type: ignore[arg-type]
+            if offset is None:
+                break
+        mat = np.array(rows, dtype=np.float32).reshape(len(rows), self.dimensions)
+        return names, mat
+
     # -- whole user ---------------------------------------------------------------------------
     def delete_user(self, scope: Scope) -> None:
         """Remove everything of one user (facts, history, pending, links) in one tenant."""
         flt = user_filter(scope)
         with self._translate("forgetting a user"):
-            for name in (self.facts, self.events, self.pending, self.links, self.concepts):
+            for name in (self.facts, self.events, self.pending, self.links, self.concepts, self.journal):
                 self.client.delete(name, points_selector=models.FilterSelector(filter=flt), wait=True)
         log.info("forgot user %r in tenant %r", scope.user_id, scope.tenant)
 
@@ -663,5 +720,5 @@ class QdrantStore:
         with self._translate("counting"):
             return {
                 name: int(self.client.count(name, count_filter=flt, exact=True).count)
-                for name in (self.facts, self.events, self.pending, self.links, self.concepts)
+                for name in (self.facts, self.events, self.pending, self.links, self.concepts, self.journal)
             }

@@ -1,0 +1,416 @@
+"""The HTTP service: one :class:`Memory` shared by many clients, behind API keys.
+
+``create_app(memory, keys)`` builds a FastAPI app; ``mem-pipeline serve`` runs it with uvicorn.
+The embedded store belongs to one process, so this service is how several processes share it.
+
+Identity comes from the API key (``Authorization: Bearer <key>``), never from a request field:
+
+* a key bound to a tenant and a user acts as that user; a ``user_id`` parameter, if given,
+  must be the same user (else 403);
+* a key bound to a tenant alone must name the user (``?user_id=``) and reaches only users of
+  that tenant; a ``tenant`` parameter naming another tenant is refused (403).
+
+A wrong, missing or revoked key is a 401. A fact id of another scope is a 404, the same answer
+as an id that never existed. Request bodies are limited (256 KB by default, 413 beyond).
+Errors of our tree become JSON ``{"error": {"type", "message"}}`` with their HTTP status:
+
+=========================  ======
+InvalidInputError, Scope   422
+NotFoundError              404
+ExtractionPendingError     202 (the turns were kept; ``pending_id`` in the body)
+LLMError                   502
+StoreError, EmbedderError  503
+anything else              500
+=========================  ======
+"""
+
+# no `from __future__ import annotations`: FastAPI resolves the endpoints' annotations at runtime,
+# and they name local dependencies
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from fastapi import Depends, FastAPI, Path, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException
+
+from .errors import (
+    EmbedderError,
+    ExtractionPendingError,
+    InvalidInputError,
+    LLMError,
+    MemPipelineError,
+    NotFoundError,
+    StoreError,
+)
+from .keys import ApiKey, KeyStore
+from .memory import Memory
+from .models import AddResult, HistoryEvent, Scope, StoredFact
+
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "create_app"]
+
+DEFAULT_MAX_BODY_BYTES = 256 * 1024
+
+_Message = MutableMapping[str, Any]
+_Receive = Callable[[], Awaitable[_Message]]
+_Send = Callable[[_Message], Awaitable[None]]
+_ASGIApp = Callable[[MutableMapping[str, Any], _Receive, _Send], Awaitable[None]]
+
+
+# -- request and response bodies --------------------------------------------------------------
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class MessageIn(_Strict):
+    role: Literal["user", "assistant", "system"] = "user"
+    content: str = Field(min_length=1)
+    name: str | None = None
+
+
+class AddIn(_Strict):
+    messages: str | list[MessageIn] = Field(
+        description="What the user said: a string (one user turn) or a list of turns."
+    )
+    concepts: list[str] | None = Field(None, max_length=64, description="Concepts to attach (tags).")
+    infer: bool | None = Field(
+        None, description="false: store each user turn verbatim; default: extract facts from the turns."
+    )
+    metadata: dict[str, Any] | None = None
+    timestamp: datetime | None = Field(None, description="When the turns happened (default: now).")
+
+
+class SearchIn(_Strict):
+    query: str = Field(min_length=1)
+    limit: int = Field(5, ge=1, le=100, description="Direct hits at most (association hits follow).")
+    include_invalid: bool = False
+    expand: bool | None = Field(None, description="Follow concept links (default: the server's config).")
+    prompt_tokens: int = Field(800, ge=64, le=32_000, description="Budget of the prompt block.")
+
+
+class FeedbackIn(_Strict):
+    ids: list[str] = Field(min_length=1, max_length=100, description="Fact ids from a search.")
+    helped: bool | Annotated[float, Field(ge=-1.0, le=1.0)] = Field(
+        description="true / false, or how much it helped in [-1, 1]."
+    )
+    query: str | None = Field(None, description="The query that recalled them (moves concept links).")
+
+
+class UpdateIn(_Strict):
+    text: str = Field(min_length=1)
+
+
+class FactOut(BaseModel):
+    id: str
+    text: str
+    category: str
+    concepts: list[str]
+    metadata: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+    confirmations: int
+    recalls: int
+    valence: float
+    valid: bool
+    superseded_by: str | None
+
+    @classmethod
+    def of(cls, f: StoredFact) -> "FactOut":
+        return cls(
+            id=f.id,
+            text=f.text,
+            category=f.category.value,
+            concepts=f.concepts,
+            metadata=f.metadata,
+            created_at=f.created_at,
+            updated_at=f.updated_at,
+            confirmations=f.confirmations,
+            recalls=f.recalls,
+            valence=f.valence,
+            valid=f.is_valid,
+            superseded_by=f.superseded_by,
+        )
+
+
+class SearchOut(BaseModel):
+    query: str
+    query_concepts: dict[str, float]
+    expanded_concepts: dict[str, float]
+    hits: list[dict[str, Any]] = Field(
+        description="Direct hits first, then association hits (with `via`: the concept path)."
+    )
+    prompt: str = Field(description="A delimited data block for a prompt; stored text is escaped.")
+
+
+class ErrorBody(BaseModel):
+    type: str
+    message: str
+    pending_id: str | None = None
+
+
+class ErrorOut(BaseModel):
+    error: ErrorBody
+
+
+# -- errors -----------------------------------------------------------------------------------
+_STATUS: list[tuple[type[MemPipelineError], int]] = [
+    (NotFoundError, 404),
+    (InvalidInputError, 422),
+    (ExtractionPendingError, 202),
+    (LLMError, 502),
+    (StoreError, 503),
+    (EmbedderError, 503),
+]
+_HTTP_NAMES = {
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "NotFound",
+    405: "MethodNotAllowed",
+    413: "TooLarge",
+}
+
+
+def _error(
+    status: int, kind: str, message: str, headers: Mapping[str, str] | None = None, **extra: Any
+) -> JSONResponse:
+    body: dict[str, Any] = {"type": kind, "message": message, **extra}
+    return JSONResponse({"error": body}, status_code=status, headers=headers)
+
+
+def status_of(e: MemPipelineError) -> int:
+    return next((code for cls, code in _STATUS if isinstance(e, cls)), 500)
+
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorOut, "description": "missing, wrong or revoked API key"},
+    403: {"model": ErrorOut, "description": "the key's scope does not cover this user or tenant"},
+    413: {"model": ErrorOut, "description": "request body too large"},
+    503: {"model": ErrorOut, "description": "the store or the embedder failed"},
+}
+_NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorOut, "description": "no such fact in this scope"}
+}
+
+
+# -- request size -----------------------------------------------------------------------------
+class BodyLimit:
+    """Pure ASGI middleware: a body over ``max_bytes`` gets a 413 before the app sees it.
+
+    The body is read (at most ``max_bytes`` kept) and replayed to the app. An oversized body is
+    drained so the client reads a clean 413 instead of a reset connection, unless it announces
+    itself (Content-Length) as more than 16 x the limit, which is refused at once."""
+
+    def __init__(self, app: _ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def _too_large(self, send: _Send) -> None:
+        resp = _error(413, "TooLarge", f"request body is larger than {self.max_bytes} bytes")
+        await send({"type": "http.response.start", "status": 413, "headers": resp.raw_headers})
+        await send({"type": "http.response.body", "body": resp.body})
+
+    async def __call__(self, scope: MutableMapping[str, Any], receive: _Receive, send: _Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = dict(scope.get("headers") or []).get(b"content-length")
+        if length is not None:
+            try:
+                announced = int(length)
+            except ValueError:
+                announced = -1
+            if announced < 0 or announced > 16 * self.max_bytes:
+                await self._too_large(send)
+                return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            msg = await receive()
+            if msg["type"] != "http.request":  # disconnect: nothing to answer
+                return
+            body = msg.get("body", b"")
+            size += len(body)
+            if size <= self.max_bytes:
+                chunks.append(body)
+            if not msg.get("more_body", False):
+                break
+        if size > self.max_bytes:
+            await self._too_large(send)
+            return
+        replayed = False
+
+        async def replay() -> _Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+# -- the app ----------------------------------------------------------------------------------
+def create_app(
+    memory: Memory,
+    keys: KeyStore,
+    *,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    title: str = "mem_pipeline",
+) -> FastAPI:
+    """The HTTP API over ``memory``, authenticated by ``keys``. The caller owns ``memory``."""
+    app = FastAPI(
+        title=title,
+        version="1",
+        description=(__doc__ or "").split("\n\n")[1] + "\n\nAuthenticate with `Authorization: Bearer <key>` "
+        "(`mem-pipeline keys create --tenant T --user U`).",
+    )
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    bearer = HTTPBearer(auto_error=False, description="an API key from `mem-pipeline keys create`")
+
+    @app.exception_handler(MemPipelineError)
+    async def _ours(request: Request, e: Exception) -> JSONResponse:
+        assert isinstance(e, MemPipelineError)
+        extra: dict[str, Any] = {"pending_id": e.pending_id} if isinstance(e, ExtractionPendingError) else {}
+        return _error(status_of(e), type(e).__name__, str(e), **extra)
+
+    @app.exception_handler(HTTPException)
+    async def _http(request: Request, e: Exception) -> JSONResponse:
+        assert isinstance(e, HTTPException)
+        return _error(e.status_code, _HTTP_NAMES.get(e.status_code, "HTTPError"), str(e.detail), e.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, e: Exception) -> JSONResponse:
+        assert isinstance(e, RequestValidationError)
+        errors = [{"loc": list(x.get("loc", ())), "msg": str(x.get("msg", ""))} for x in e.errors()]
+        return JSONResponse(
+            {"detail": errors, "error": {"type": "InvalidInputError", "message": "invalid request"}},
+            status_code=422,
+        )
+
+    @app.exception_handler(Exception)
+    async def _crash(request: Request, e: Exception) -> JSONResponse:
+        return _error(500, "InternalError", "internal error (see the server log)")
+
+    def principal(creds: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> ApiKey:
+        key = keys.verify(creds.credentials) if creds is not None else None
+        if key is None:
+            raise HTTPException(
+                401,
+                "missing, wrong or revoked API key (Authorization: Bearer <key>)",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+        return key
+
+    def scope(
+        key: Annotated[ApiKey, Depends(principal)],
+        user_id: Annotated[
+            str | None,
+            Query(
+                description="The user (required with a tenant key; with a user key, omit it or repeat it)."
+            ),
+        ] = None,
+        tenant: Annotated[str | None, Query(description="Must be the key's tenant if given.")] = None,
+    ) -> Scope:
+        if tenant is not None and tenant != key.tenant:
+            raise HTTPException(403, "this key does not cover that tenant")
+        if key.user_id is not None:
+            if user_id is not None and user_id != key.user_id:
+                raise HTTPException(403, "this key is bound to one user; it cannot act for another")
+            return Scope.of(key.user_id, key.tenant)
+        if user_id is None:
+            raise InvalidInputError("this key is bound to a tenant: name the user with ?user_id=")
+        return Scope.of(user_id, key.tenant)
+
+    Who = Annotated[Scope, Depends(scope)]
+    FactId = Annotated[str, Path(description="a fact id (UUID)")]
+
+    @app.get("/health", tags=["service"])
+    def health() -> dict[str, str]:
+        """Liveness: no key needed, no data returned."""
+        return {"status": "ok"}
+
+    @app.get("/v1/whoami", tags=["service"], responses=_ERRORS)
+    def whoami(key: Annotated[ApiKey, Depends(principal)]) -> dict[str, Any]:
+        """The scope the presented key is bound to."""
+        return {"key_id": key.id, "tenant": key.tenant, "user_id": key.user_id}
+
+    @app.post("/v1/memories", tags=["memories"], responses=_ERRORS)
+    def add(body: AddIn, who: Who) -> AddResult:
+        """Remember turns: one event per fact (ADD, REINFORCE, UPDATE, SUPERSEDE, NOOP, REJECT)."""
+        messages: Any = (
+            body.messages
+            if isinstance(body.messages, str)
+            else [m.model_dump(exclude_none=True) for m in body.messages]
+        )
+        return memory.add(
+            messages,
+            user_id=who.user_id,
+            tenant=who.tenant,
+            concepts=body.concepts,
+            infer=body.infer,
+            metadata=body.metadata,
+            timestamp=body.timestamp,
+        )
+
+    @app.post("/v1/search", tags=["memories"], responses=_ERRORS)
+    def search(body: SearchIn, who: Who) -> SearchOut:
+        """Recall: scored hits with their provenance (source, score parts, concept path) and the
+        prompt block to hand to a model."""
+        r = memory.search(
+            body.query,
+            user_id=who.user_id,
+            tenant=who.tenant,
+            limit=body.limit,
+            include_invalid=body.include_invalid,
+            expand=body.expand,
+        )
+        return SearchOut(**r.to_json(), prompt=r.to_prompt(max_tokens=body.prompt_tokens))
+
+    @app.post("/v1/feedback", tags=["memories"], responses=_ERRORS)
+    def feedback(body: FeedbackIn, who: Who) -> dict[str, int]:
+        """Say whether recalled facts helped; ids of other scopes are ignored."""
+        return memory.feedback(
+            body.ids, body.helped, user_id=who.user_id, tenant=who.tenant, query=body.query
+        )
+
+    @app.get("/v1/memories", tags=["memories"], responses=_ERRORS)
+    def list_memories(
+        who: Who, include_invalid: Annotated[bool, Query(description="include superseded facts")] = False
+    ) -> list[FactOut]:
+        """Every fact of the scope, oldest first."""
+        facts = memory.get_all(user_id=who.user_id, tenant=who.tenant, include_invalid=include_invalid)
+        return [FactOut.of(f) for f in facts]
+
+    @app.get("/v1/memories/{fact_id}", tags=["memories"], responses={**_ERRORS, **_NOT_FOUND})
+    def get(fact_id: FactId, who: Who) -> FactOut:
+        """One fact (404 if absent or another scope's)."""
+        return FactOut.of(memory.get(fact_id, user_id=who.user_id, tenant=who.tenant))
+
+    @app.put("/v1/memories/{fact_id}", tags=["memories"], responses={**_ERRORS, **_NOT_FOUND})
+    def update(fact_id: FactId, body: UpdateIn, who: Who) -> FactOut:
+        """Replace a fact's text (the old text stays in its history)."""
+        return FactOut.of(memory.update(fact_id, body.text, user_id=who.user_id, tenant=who.tenant))
+
+    @app.delete("/v1/memories/{fact_id}", tags=["memories"], responses={**_ERRORS, **_NOT_FOUND})
+    def delete(fact_id: FactId, who: Who) -> dict[str, str]:
+        """Delete one fact (its history keeps a DELETE event)."""
+        memory.delete(fact_id, user_id=who.user_id, tenant=who.tenant)
+        return {"deleted": fact_id}
+
+    @app.get("/v1/memories/{fact_id}/history", tags=["memories"], responses={**_ERRORS, **_NOT_FOUND})
+    def history(fact_id: FactId, who: Who) -> list[HistoryEvent]:
+        """Every change to a fact, oldest first (kept after delete)."""
+        events = memory.history(fact_id, user_id=who.user_id, tenant=who.tenant)
+        if not events:
+            raise NotFoundError(f"no fact {fact_id} in this scope")
+        return events
+
+    @app.post("/v1/forget", tags=["memories"], responses=_ERRORS)
+    def forget(who: Who) -> dict[str, int]:
+        """Remove everything of the user: facts, history, pending turns, concept links."""
+        return {"forgotten_facts": memory.forget(user_id=who.user_id, tenant=who.tenant)}
+
+    return app

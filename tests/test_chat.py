@@ -1,0 +1,285 @@
+"""The chat wrapper (``with_memory``), ``answer_question``, ``mem-pipeline chat`` and the QA slice.
+
+The wrapper is tested with plain Python answer functions (no LLM); the failure path and the
+LLM answer with a local scripted HTTP server; the QA slice end to end on real recorded
+responses (``cassettes/qa``; re-record as ``tests/test_llm_cassettes.py`` says, with
+``--record-mode=rewrite``).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+import vcr
+
+from eval.qa_slice import full_context, token_f1
+from eval.qa_slice import main as qa_main
+from eval.retrieval import load
+from mem_pipeline import LLMError, Memory, MemoryConfig, answer_question, with_memory
+from mem_pipeline.cli import main as cli_main
+from mem_pipeline.llm import LLMClient
+
+ROOT = Path(__file__).resolve().parent.parent
+HANDWRITTEN = ROOT / "eval" / "data" / "handwritten_conversations.json"
+CASSETTES = ROOT / "cassettes" / "qa"
+LLM_URL = os.environ.get("MEM_PIPELINE_TEST_LLM_URL", "http://127.0.0.1:8089/v1")
+LLM_MODEL = os.environ.get("MEM_PIPELINE_TEST_LLM_MODEL", "qwen2.5-coder-1.5b-instruct")
+LLM_KEY = os.environ.get("MEM_PIPELINE_TEST_LLM_KEY", "test-key")
+
+EXTRACTED = json.dumps(
+    {
+        "facts": [
+            {
+                "text": "The user is allergic to peanuts.",
+                "category": "health",
+                "concepts": ["peanut allergy"],
+                "source_turns": [0],
+            }
+        ]
+    }
+)
+
+
+class ScriptedLLM:
+    """A local OpenAI-compatible endpoint: answers ``status`` to everything when set, else a
+    JSON request (response_format) with ``json_reply`` and a plain one with ``text_reply``."""
+
+    def __init__(self, *, status: int | None = None, text_reply: str = "", json_reply: str = "{}") -> None:
+        self.status, self.text_reply, self.json_reply = status, text_reply, json_reply
+        self.requests: list[dict[str, Any]] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.requests.append(body)
+                if outer.status is not None:
+                    data, code = b'{"error": {"message": "refused by the test server"}}', outer.status
+                else:
+                    content = outer.json_reply if "response_format" in body else outer.text_reply
+                    data, code = json.dumps({
+                        "id": "x", "object": "chat.completion", "created": 0, "model": "scripted",
+                        "choices": [{"index": 0, "finish_reason": "stop",
+                                     "message": {"role": "assistant", "content": content}}],
+                        "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14},
+                    }).encode(), 200
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def scripted() -> Iterator[Any]:
+    servers: list[ScriptedLLM] = []
+
+    def make(**kw: Any) -> ScriptedLLM:
+        servers.append(ScriptedLLM(**kw))
+        return servers[-1]
+
+    yield make
+    for s in servers:
+        s.close()
+
+
+# -- the wrapper, with a plain Python chatbot ---------------------------------------------------
+def test_wrapper_hands_over_memory_and_remembers_the_turn(mem: Memory) -> None:
+    mem.add("I'm vegetarian and I can't stand mushrooms.", user_id="ana")
+    seen: list[tuple[str, str]] = []
+
+    def bot(question: str, context: str) -> str:
+        seen.append((question, context))
+        return "How about a lentil curry?"
+
+    chat = with_memory(bot, mem, user_id="ana", limit=3)
+    answer, hits = chat("I'm training for a marathon. What should I cook tonight?")
+    assert answer == "How about a lentil curry?"
+    ((question, context),) = seen
+    assert question.startswith("I'm training")
+    assert context.startswith("<memory-data>") and "vegetarian" in context
+    assert any("vegetarian" in h.text for h in hits) and len(hits) <= 3
+    # the turn went in, in the same scope: the user's statement became a fact, the answer did not
+    assert chat.last_add is not None and chat.last_add.count("ADD") >= 1
+    texts = [f.text for f in mem.get_all(user_id="ana")]
+    assert any("marathon" in t for t in texts)
+    assert not any("lentil" in t for t in texts)
+    # and the next call recalls it
+    _, hits2 = chat("what sport am I training for?")
+    assert any("marathon" in h.text for h in hits2)
+    assert mem.get_all(user_id="someone-else") == []
+
+
+def test_wrapper_scope_and_empty_memory(mem: Memory) -> None:
+    mem.add("I live in Porto.", user_id="ana", tenant="acme")
+    contexts: list[str] = []
+    chat = with_memory(lambda q, c: contexts.append(c) or "", mem, user_id="ana")  # other tenant
+    answer, hits = chat("where do I live?")
+    assert answer == "" and hits == []
+    assert "Porto" not in contexts[0] and contexts[0].endswith("</memory-data>")
+    with pytest.raises(TypeError):
+        with_memory(lambda q, c: 42, mem, user_id="ana")("hello there")  # type: ignore[arg-type, return-value]
+
+
+@pytest.mark.parametrize("background", [False, True])
+def test_extraction_failure_still_answers_and_keeps_the_turn_pending(
+    scripted: Any, embedder: Any, clock: Any, background: bool
+) -> None:
+    server = scripted(status=400)  # the LLM endpoint refuses every request
+    cfg = MemoryConfig(path=":memory:", llm_base_url=server.url, llm_api_key="k", llm_model="m",
+                       llm_max_retries=0)
+    with Memory(config=cfg, embedder=embedder, clock=clock) as m, with_memory(
+        lambda q, c: "Noted, no peanuts.", m, user_id="u", background=background
+    ) as chat:
+        answer, hits = chat("I'm allergic to peanuts.")
+        assert answer == "Noted, no peanuts." and hits == []
+        chat.flush()
+        assert len(chat.pending_ids) == 1 and chat.last_add is None
+        (pending,) = m.pending(user_id="u")
+        assert pending["id"] == chat.pending_ids[0]
+        assert [(x["role"], x["content"]) for x in pending["messages"]] == [
+            ("user", "I'm allergic to peanuts."),
+            ("assistant", "Noted, no peanuts."),
+        ]
+        assert m.get_all(user_id="u") == []
+    assert len(server.requests) == 1  # a refusal (4xx) is not retried
+
+
+# -- answer_question on the OpenAI-compatible client ---------------------------------------------
+def test_answer_question_sends_plain_text_request(scripted: Any) -> None:
+    server = scripted(text_reply="  You are allergic to peanuts.\n")
+    llm = LLMClient(model="m", base_url=server.url, api_key="k")
+    block = "<memory-data>\n- [2026-03-01 health] \"The user is allergic to peanuts.\"\n</memory-data>"
+    out = answer_question("what am I allergic to?", block, llm=llm, today="Sunday 01 March 2026")
+    assert out == "You are allergic to peanuts."
+    (req,) = server.requests
+    assert "response_format" not in req and req["max_tokens"] == 128 and req["temperature"] == 0
+    system, user = req["messages"]
+    assert system["role"] == "system" and system["content"].count(block) == 1
+    assert "Sunday 01 March 2026" in system["content"] and "$" not in system["content"]
+    assert user == {"role": "user", "content": "what am I allergic to?"}
+
+
+def test_answer_question_errors_are_ours(scripted: Any) -> None:
+    server = scripted(status=401)
+    with pytest.raises(LLMError):
+        answer_question("hi?", "", llm=LLMClient(model="m", base_url=server.url, api_key="k"))
+
+
+# -- mem-pipeline chat ------------------------------------------------------------------------
+def test_cli_chat_without_llm_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(["chat", "--user", "u", "--path", ":memory:"]) == 2
+    assert "needs an LLM" in capsys.readouterr().err
+
+
+def test_cli_chat_shows_memories_used(
+    scripted: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = scripted(text_reply="You are allergic to peanuts.", json_reply=EXTRACTED)
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    monkeypatch.setattr("sys.stdin", io.StringIO("I'm allergic to peanuts.\nwhat am I allergic to?\n"))
+    assert cli_main(["chat", "--user", "u", "--path", ":memory:"]) == 0
+    out = capsys.readouterr().out
+    first, second = out.split("you> ")[1:3]
+    assert "(no memories used)" in first
+    assert "memories used (1)" in second and "The user is allergic to peanuts." in second
+    assert "bot> You are allergic to peanuts." in second
+
+
+# -- the QA slice -----------------------------------------------------------------------------
+def test_token_f1() -> None:
+    assert token_f1("The 7 May 2023.", "7 May 2023") == 1.0
+    assert token_f1("I don't know", "Paris") == 0.0
+    assert round(token_f1("Paris, France", "Paris"), 3) == 0.667
+
+
+def test_full_context_keeps_the_newest_turns_within_budget() -> None:
+    (conv,) = load(HANDWRITTEN, ["hw-1"])
+    text, kept = full_context(conv.turns, 300)
+    assert 0 < kept < len(conv.turns)
+    assert len(text) // 4 <= 300 + 40  # the budget, plus the delimiters and the note
+    assert conv.turns[-1].text in text and conv.turns[0].text not in text
+    assert f"the {len(conv.turns) - kept} oldest turns do not fit" in text
+    whole, n = full_context(conv.turns, 100_000)
+    assert n == len(conv.turns) and "do not fit" not in whole
+
+
+def test_qa_slice_judge_and_retrieval_only_paths(
+    scripted: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = scripted(text_reply="In April.", json_reply='{"correct": true}')
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    args = [str(HANDWRITTEN), "--conversations", "hw-1", "--questions", "2", "--quiet"]
+    assert qa_main([*args, "--judge", "--pipelines", "memory", "none", "--out", str(tmp_path / "j")]) == 0
+    report = json.loads((tmp_path / "j.json").read_text())
+    assert list(report["pipelines"]) == ["memory", "none"]
+    assert report["pipelines"]["memory"]["judge_accuracy"] == 1.0
+    assert len(server.requests) == 2 * 2 * 2  # 2 questions x 2 pipelines, each answered and judged
+    assert "| F1 | judge |" in capsys.readouterr().out
+    assert qa_main([*args, "--no-llm", "--out", str(tmp_path / "r")]) == 0
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["pipelines"] == {} and report["llm"] is None and report["questions"] == 2
+    assert (tmp_path / "r.png").exists() and len(server.requests) == 8
+
+
+@pytest.mark.llm
+def test_qa_slice_end_to_end_on_cassettes(
+    tmp_path: Path, record_mode: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cassette = CASSETTES / "test_qa_slice_handwritten.yaml"
+    if record_mode == "none" and not cassette.exists():
+        pytest.fail(f"missing cassette {cassette}: record it with --record-mode=rewrite")
+    monkeypatch.setenv("OPENAI_BASE_URL", LLM_URL)
+    monkeypatch.setenv("OPENAI_API_KEY", LLM_KEY)
+    monkeypatch.setenv("MEM_PIPELINE_LLM_MODEL", LLM_MODEL)
+    rec = vcr.VCR(
+        cassette_library_dir=str(CASSETTES),
+        record_mode=record_mode,
+        filter_headers=["authorization", "api-key", "x-api-key", "cookie", "openai-organization"],
+        match_on=["method", "scheme", "host", "port", "path", "body"],
+        decode_compressed_response=True,
+    )
+    out = tmp_path / "qa"
+    with rec.use_cassette(cassette.name):
+        code = qa_main([str(HANDWRITTEN), "--conversations", "hw-1", "--questions", "3",
+                        "--k", "1", "5", "10", "--limit", "5", "--full-tokens", "1000",
+                        "--quiet", "--out", str(out)])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "| **all** | 3 |" in printed and "| memory | 3 |" in printed and "| full | 3 |" in printed
+    report = json.loads((tmp_path / "qa.json").read_text())
+    assert report["conversations"] == ["hw-1"] and report["questions"] == 3
+    assert set(report["retrieval"]["recall"]) == {"R@1", "R@5", "R@10"}
+    pipes = report["pipelines"]
+    assert list(pipes) == ["memory", "none", "full"]
+    for p in pipes.values():
+        assert p["n"] == 3 and p["errors"] == 0 and 0.0 <= p["f1"] <= 1.0
+        assert p["seconds_p95"] >= p["seconds_p50"] and "judge_accuracy" not in p
+    tokens = {name: p["prompt_tokens_mean"] for name, p in pipes.items()}
+    assert tokens["none"] < tokens["memory"] < tokens["full"] <= 4096
+    for row in report["rows"]:
+        assert set(row["answers"]) == {"memory", "none", "full"}
+        assert all(isinstance(a["answer"], str) for a in row["answers"].values())
+    assert (tmp_path / "qa.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (tmp_path / "qa.md").read_text().startswith("### handwritten_conversations.json")
