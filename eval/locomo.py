@@ -42,6 +42,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         dense_weight=args.dense_weight,
         decay_floor=args.decay_floor,
         reinforce_on_recall=False,
+        concept_boost=args.concept_boost,
     )
     dense_only = base.model_copy(update={"use_sparse": False})
     no_links = base.model_copy(update={"expand_links": False, "concept_boost": 0.0})
@@ -64,6 +65,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 bar.update()
             now = conv.last_time + timedelta(days=1)
             for q in conv.questions[: args.questions or None]:
+                # embed the question once up front, so the three timed searches below compare
+                # the pipelines and not which one paid for the query embedding
+                mem._embed.embed_one(q.question)
                 mem.config = base
                 r, ms = timed(lambda q=q, mem=mem, user=user, now=now: mem.search(
                     q.question, user_id=user, limit=max(ks), now=now))
@@ -152,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--split", nargs="*", default=["conv-26", "conv-30", "conv-41"],
                     help="tuning conversations: also report them and the rest (held out) apart")
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
+    ap.add_argument("--concept-boost", type=float, default=MemoryConfig().concept_boost)
     ap.add_argument("--links-compare", action="store_true",
                     help="also search with the concept layer off; paired bootstrap of the difference")
     args = ap.parse_args(argv)

@@ -183,6 +183,7 @@ def run(args: argparse.Namespace, llm: LLMClient | None) -> dict[str, Any]:
     cfg = MemoryConfig(path=":memory:", reinforce_on_recall=False)
     scores = Scores(ks)
     rows: list[dict[str, Any]] = []
+    wall: dict[str, float] = {}  # wall-clock seconds of each pipeline's answers, all questions
     n_q = sum(len(c.questions[: args.questions or None]) for c in convs)
     per_q = 1 + len(pipelines) * (2 if args.judge else 1)
     total = sum(len(c.turns) for c in convs) + n_q * per_q
@@ -216,6 +217,7 @@ def run(args: argparse.Namespace, llm: LLMClient | None) -> dict[str, Any]:
                 full, kept = full_context(conv.turns, args.full_tokens)
                 for pipe in pipelines:
                     bar.set_postfix_str(f"{conv.sample_id}: {pipe}")
+                    t_pipe = time.perf_counter()
                     with ThreadPoolExecutor(max_workers=args.concurrency) as pool:
                         futures = [
                             pool.submit(_answer, llm, row["question"],  # type: ignore[arg-type]
@@ -223,6 +225,7 @@ def run(args: argparse.Namespace, llm: LLMClient | None) -> dict[str, Any]:
                                         args.answer_tokens)
                             for row in conv_rows
                         ]
+                    wall[pipe] = wall.get(pipe, 0.0) + time.perf_counter() - t_pipe
                     for row, fut in zip(conv_rows, futures):
                         a = fut.result()
                         if pipe == "memory":
@@ -248,7 +251,8 @@ def run(args: argparse.Namespace, llm: LLMClient | None) -> dict[str, Any]:
         "conversations": [c.sample_id for c in convs],
         "questions": len(rows),
         "retrieval": scores.summary(),
-        "pipelines": {p: _summarise(rows, p, args.judge) for p in PIPELINES if p in pipelines},
+        "pipelines": {p: {**_summarise(rows, p, args.judge), "wall_seconds": round(wall.get(p, 0.0), 1)}
+                      for p in PIPELINES if p in pipelines},
         "llm": {"model": llm.model, "base_url": llm.base_url} if llm is not None else None,
         "settings": {
             "k": ks, "limit": args.limit, "memory_tokens": args.memory_tokens,
@@ -322,16 +326,18 @@ def table(out: dict[str, Any]) -> str:
         return "\n".join(lines)
     judge = any("judge_accuracy" in p for p in pipes.values())
     lines += ["", f"Answers ({out['llm']['model']}; F1 = token F1 vs the gold answer; tokens = prompt "
-              "tokens per question as the server counted them; seconds per question):", "",
+              "tokens per question as the server counted them; p50/p95 s: seconds per question, "
+              f"with up to {out['settings']['concurrency']} sent at once; wall s: the pipeline's "
+              "total wall-clock time):", "",
               "| pipeline | n | F1 |" + (" judge |" if judge else "")
-              + " prompt tokens (mean) | p50 s | p95 s | errors |",
-              "|---|---|---|" + ("---|" if judge else "") + "---|---|---|---|"]
+              + " prompt tokens (mean) | p50 s | p95 s | wall s | errors |",
+              "|---|---|---|" + ("---|" if judge else "") + "---|---|---|---|---|"]
     for name, p in pipes.items():
         j = f" {p['judge_accuracy']:.3f} |" if judge and p.get("judge_accuracy") is not None else (
             " - |" if judge else "")
         tok = f"{p['prompt_tokens_mean']:.0f}" if p["prompt_tokens_mean"] is not None else "-"
         lines.append(f"| {name} | {p['n']} | **{p['f1']:.3f}** |{j} {tok} | {p['seconds_p50']} | "
-                     f"{p['seconds_p95']} | {p['errors']} |")
+                     f"{p['seconds_p95']} | {p.get('wall_seconds', '-')} | {p['errors']} |")
     cats = sorted({c for p in pipes.values() for c in p["f1_by_category"]})
     lines += ["", "F1 per category:", "", "| category | " + " | ".join(pipes) + " |",
               "|---|" + "---|" * len(pipes)]

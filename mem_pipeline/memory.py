@@ -805,7 +805,10 @@ class Memory:
                 date_boost=cfg.date_boost,
             )
             qc = self._links.match_query(scope, query)
-            hits = boost_by_concepts(ranked, qc, cfg.concept_boost)[:limit]
+            if qc and cfg.concept_boost:
+                spec = self._links.specificity(scope, list(qc))
+                ranked = boost_by_concepts(ranked, {c: w * spec[c] for c, w in qc.items()}, cfg.concept_boost)
+            hits = ranked[:limit]
             if hits and (cfg.reinforce_on_recall if reinforce is None else reinforce):
                 by_id = {c.fact.id: c.fact for c in cands}
                 for h in hits:
@@ -931,11 +934,17 @@ class Memory:
         # that concept itself (path of one); others through the links (path of two or three)
         reach = {c: Expansion(c, w, [c]) for c, w in qc.items()}
         reach.update(exp)
+        # a concept on many facts (a speaker's name) says little about which one is meant: its
+        # facts rank by weight x specificity, and only the most telling concepts are read
+        spec = self._links.specificity(scope, list(reach))
+        telling = sorted(reach, key=lambda c: -reach[c].weight * spec[c])[: 2 * cfg.association_limit]
         assoc: list[Hit] = []
-        for f in self.store.facts_with_concepts(scope, list(reach), limit=200):
+        for f in self.store.facts_with_concepts(scope, telling, limit=20 * cfg.association_limit):
             if f.id in direct:
                 continue
-            best = max((reach[c] for c in f.concepts if c in reach), key=lambda e: e.weight)
+            best = max(
+                (reach[c] for c in f.concepts if c in telling), key=lambda e: e.weight * spec[e.concept]
+            )
             d = (
                 recency(
                     f.last_seen_at, at, half_life_days=cfg.half_life(f.category.value), floor=cfg.decay_floor
@@ -951,7 +960,8 @@ class Memory:
             parts = ScoreParts(association=best.weight, decay=d, reinforcement=rf)
             via = Via(query_concept=best.path[0], path=best.path, weights=best.weights)
             source: Source = "association" if len(best.path) > 1 else "concept"
-            assoc.append(hit_from_fact(f, best.weight * d * rf, source, parts, via))
+            score = best.weight * spec[best.concept] * d * rf
+            assoc.append(hit_from_fact(f, score, source, parts, via))
         assoc.sort(key=lambda h: (-h.score, h.id))
         return Recall(
             query=query,
