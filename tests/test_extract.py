@@ -61,3 +61,12 @@ def test_conflicting_specifics() -> None:
     assert conflicting_specifics("I eat meat", "I don't eat meat")
     assert not conflicting_specifics("I pay 1,200 euros rent", "Rent: 1200 euros for me")
     assert not conflicting_specifics("I'm vegetarian.", "Just so you know, I am vegetarian.")
+
+
+def test_prompts_fill_each_placeholder_once() -> None:
+    from mem_pipeline.llm import render_prompt
+
+    p = render_prompt("extract_facts", today="2026-01-01", turn_time="T", turns="UNIQUE-TURNS")
+    assert p.count("UNIQUE-TURNS") == 1
+    p = render_prompt("reconcile", new_fact="NEW-FACT", stored="STORED-LIST")
+    assert p.count("NEW-FACT") == 1 and p.count("STORED-LIST") == 1
