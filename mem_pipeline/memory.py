@@ -10,6 +10,7 @@ import contextlib
 import json
 import logging
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
@@ -725,19 +726,19 @@ class Memory:
         self._links.update(scope, target.concepts, updated.concepts, now)
         self.store.add_events(scope, [self._event(target.id, event, target.text, text, now, reason=reason)])
 
-    _seq = 0
-
+    @staticmethod
     def _event(
-        self, fid: str, event: str, old: str | None, new: str | None, at: datetime, **detail: Any
+        fid: str, event: str, old: str | None, new: str | None, at: datetime, **detail: Any
     ) -> dict[str, Any]:
-        Memory._seq += 1
+        """One history row. ``seq`` (wall-clock ns) orders events that share ``at`` (an injected
+        clock can stand still), in this process and across restarts."""
         return {
             "fact_id": fid,
             "event": event,
             "old_text": old,
             "new_text": new,
             "at_ts": at.timestamp(),
-            "seq": Memory._seq,
+            "seq": time.time_ns(),
             "detail": {k: v for k, v in detail.items() if v not in (None, False, "")},
         }
 
