@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
 VectorLike = Sequence[float] | npt.NDArray[np.float32]
-_SCROLL_PAGE = 512
+_SCROLL_PAGE = 4096  # qdrant-client local mode filters every point on each page: few, big pages
 
 
 @dataclass
