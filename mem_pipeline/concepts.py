@@ -193,6 +193,7 @@ class ConceptLinks:
         self.match_threshold = match_threshold
         self._adjacency: dict[tuple[str, str], dict[str, dict[str, dict[str, Any]]]] = {}
         self._vocab: dict[tuple[str, str], tuple[list[str], Any]] = {}
+        self._by_concept: dict[tuple[str, str], dict[str, set[str]]] = {}
 
     @staticmethod
     def _cid(scope: Scope, name: str) -> str:
@@ -203,9 +204,23 @@ class ConceptLinks:
         return point_id("l", scope.tenant, scope.user_id, a, b)
 
     # -- writes ---------------------------------------------------------------------------------
-    def update(self, scope: Scope, before: Sequence[str], after: Sequence[str], when: datetime) -> None:
+    def update(
+        self,
+        scope: Scope,
+        before: Sequence[str],
+        after: Sequence[str],
+        when: datetime,
+        *,
+        fact_id: str | None = None,
+    ) -> None:
         """A fact's concepts changed from ``before`` to ``after`` (``[]`` -> added, -> ``[]``
         deleted): adjust concept counts and pair co-occurrence counts."""
+        index = self._by_concept.get(self._ukey(scope))
+        if index is not None and fact_id is not None:
+            for c in set(before) - set(after):
+                index.get(c, set()).discard(fact_id)
+            for c in set(after) - set(before):
+                index.setdefault(c, set()).add(fact_id)
         pairs, concepts = pair_deltas(before, after)
         if not pairs and not concepts:
             return
@@ -288,9 +303,11 @@ class ConceptLinks:
         if scope is None:
             self._adjacency.clear()
             self._vocab.clear()
+            self._by_concept.clear()
         else:
             self._adjacency.pop(self._ukey(scope), None)
             self._vocab.pop(self._ukey(scope), None)
+            self._by_concept.pop(self._ukey(scope), None)
 
     def _adjacent(self, scope: Scope) -> dict[str, dict[str, dict[str, Any]]]:
         """The user's links as an adjacency map, read once per process and then kept in step
@@ -399,6 +416,27 @@ class ConceptLinks:
         pts = self.store.get_points(self.store.concepts, [self._cid(scope, c) for c in concepts], scope)
         counts = {p["name"]: max(1.0, float(p.get("count", 1))) for p in pts.values()}
         return {c: 1.0 / (1.0 + math.log(counts.get(c, 1.0))) for c in concepts}
+
+    def fact_ids(self, scope: Scope, concepts: Sequence[str], limit: int) -> list[str]:
+        """Ids of the user's current facts carrying these concepts (in the concepts' order), from
+        an index read once per process and kept in step by :meth:`update` -- so the read path
+        fetches facts by id instead of filtering every point."""
+        key = self._ukey(scope)
+        index = self._by_concept.get(key)
+        if index is None:
+            index = {}
+            for fid, cs in self.store.fact_concepts(scope):
+                for c in cs:
+                    index.setdefault(c, set()).add(fid)
+            self._by_concept[key] = index
+        out: list[str] = []
+        for c in concepts:
+            for fid in sorted(index.get(c, ())):
+                if fid not in out:
+                    out.append(fid)
+                if len(out) >= limit:
+                    return out
+        return out
 
     def _vocabulary(self, scope: Scope) -> tuple[list[str], Any]:
         """The user's concept names and name vectors, read once per process; new concepts are

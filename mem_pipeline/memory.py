@@ -602,14 +602,14 @@ class Memory:
             origin=origin,  # type: ignore[arg-type]
         )
         self.store.upsert_facts([(stored, vec, embed_text, index_text)])
-        self._links.update(scope, [], stored.concepts, when)
+        self._links.update(scope, [], stored.concepts, when, fact_id=stored.id)
         events: list[dict[str, Any]] = [
             self._event(fid, "ADD", None, fact.text, now, reason=decision.reason, restored=bool(existing))
         ]
         out = [AddEvent(event="ADD", id=fid, text=fact.text, category=fact.category, reason=decision.reason)]
         if decision.action == "SUPERSEDE" and decision.target is not None:
             old = decision.target
-            self._links.update(scope, old.concepts, [], when)  # links count current facts only
+            self._links.update(scope, old.concepts, [], when, fact_id=old.id)  # current facts only
             self.store.set_fact_fields(
                 old.id,
                 {
@@ -683,7 +683,7 @@ class Memory:
                 "concepts": concepts,
             },
         )
-        self._links.update(scope, target.concepts, concepts, when)
+        self._links.update(scope, target.concepts, concepts, when, fact_id=target.id)
         self.store.add_events(
             scope,
             [
@@ -723,7 +723,7 @@ class Memory:
             }
         )
         self.store.upsert_facts([(updated, vec, index_text, index_text)])
-        self._links.update(scope, target.concepts, updated.concepts, now)
+        self._links.update(scope, target.concepts, updated.concepts, now, fact_id=target.id)
         self.store.add_events(scope, [self._event(target.id, event, target.text, text, now, reason=reason)])
 
     @staticmethod
@@ -900,7 +900,7 @@ class Memory:
         self.store.delete_facts([f.id for f in facts])
         for f in facts:
             if f.is_valid:  # a superseded fact's links were already removed
-                self._links.update(scope, f.concepts, [], now)
+                self._links.update(scope, f.concepts, [], now, fact_id=f.id)
         self.store.add_events(
             scope, [self._event(f.id, "DELETE", f.text, None, now, reason=reason) for f in facts]
         )
@@ -940,7 +940,11 @@ class Memory:
         spec = self._links.specificity(scope, list(reach))
         telling = sorted(reach, key=lambda c: -reach[c].weight * spec[c])[: 2 * cfg.association_limit]
         assoc: list[Hit] = []
-        for f in self.store.facts_with_concepts(scope, telling, limit=20 * cfg.association_limit):
+        for f in self.store.get_facts(
+            scope, self._links.fact_ids(scope, telling, 20 * cfg.association_limit)
+        ):
+            if not f.is_valid:
+                continue
             if f.id in direct:
                 continue
             best = max(

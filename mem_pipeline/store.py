@@ -648,15 +648,14 @@ class QdrantStore:
             resps = self.client.query_batch_points(self.concepts, requests=reqs)
         return [[(str((p.payload or {})["name"]), float(p.score)) for p in r.points] for r in resps]
 
-    def facts_with_concepts(self, scope: Scope, concepts: Sequence[str], limit: int) -> list[StoredFact]:
-        flt = scope_filter(
-            scope, _VALID, models.FieldCondition(key="concepts", match=models.MatchAny(any=list(concepts)))
-        )
-        with self._translate("reading facts by concept"):
-            recs, _ = self.client.scroll(self.facts, scroll_filter=flt, limit=limit, with_payload=True)
-        return [payload_to_fact(r.id, r.payload or {}) for r in recs]
+    def fact_concepts(self, scope: Scope) -> list[tuple[str, list[str]]]:
+        """(id, concepts) of every current fact of one user in one tenant."""
+        flt = user_filter(scope)
+        flt.must = [*list(flt.must or []), _VALID]  # type: ignore[list-item]
+        return [
+            (str(r.id), list((r.payload or {}).get("concepts") or [])) for r in self._scroll(self.facts, flt)
+        ]
 
-    # -- journal of writes in progress -----------------------------------------------------------
     def begin(self, scope: Scope, op: str) -> str:
         """Announce a multi-point write of this user; :meth:`end` clears it when complete."""
         jid = str(uuid.uuid4())
