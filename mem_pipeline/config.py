@@ -67,6 +67,10 @@ class MemoryConfig(BaseModel):
     url: str | None = None
     qdrant_api_key: str | None = None
     collection_prefix: str = "mem_pipeline"
+    #: embedded engine of a new store: "edge" (Qdrant's Rust engine in process, the default)
+    #: or "local" (qdrant-client's pure-Python mode). None: an existing store keeps its own,
+    #: a new one gets ``store.DEFAULT_ENGINE``. Ignored with ``url``.
+    engine: Literal["edge", "local"] | None = None
 
     # embedder
     embedder: Literal["local", "openai"] = "local"
@@ -151,7 +155,7 @@ class MemoryConfig(BaseModel):
         ``MEM_PIPELINE_PATH``, ``QDRANT_URL``, ``QDRANT_API_KEY``, ``OPENAI_API_KEY``,
         ``OPENAI_BASE_URL``, ``MEM_PIPELINE_LLM_MODEL``, ``MEM_PIPELINE_EMBEDDER`` (local|openai),
         ``MEM_PIPELINE_EMBEDDING_MODEL``, ``MEM_PIPELINE_STRUCTURED_OUTPUT`` (auto|json_schema|
-        json_object).
+        json_object), ``MEM_PIPELINE_ENGINE`` (edge|local).
         """
         env = os.environ if env is None else env
         values: dict[str, object] = {}
@@ -165,6 +169,7 @@ class MemoryConfig(BaseModel):
             "MEM_PIPELINE_EMBEDDER": "embedder",
             "MEM_PIPELINE_EMBEDDING_MODEL": "embedding_model",
             "MEM_PIPELINE_STRUCTURED_OUTPUT": "llm_structured_output",
+            "MEM_PIPELINE_ENGINE": "engine",
         }
         for var, field in mapping.items():
             if env.get(var):

@@ -146,6 +146,7 @@ class Memory:
                 embedder_id=embedder.model_id,
                 dimensions=embedder.dimensions,
                 prefix=config.collection_prefix,
+                engine=config.engine,
             )
         self.store = store
         self.reconciler = reconciler

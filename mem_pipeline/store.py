@@ -32,17 +32,40 @@ import numpy as np
 import numpy.typing as npt
 from qdrant_client import QdrantClient, models
 
+from ._edge import EdgeClient, is_edge_store, is_local_store
 from ._text import sparse_doc
 from .errors import EmbedderMismatchError, InvalidInputError, StoreError, StoreLockedError
 from .models import Category, Scope, StoredFact
 
-__all__ = ["Candidate", "QdrantStore"]
+__all__ = ["DEFAULT_ENGINE", "ENGINES", "Candidate", "QdrantStore", "resolve_engine"]
 
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
 VectorLike = Sequence[float] | npt.NDArray[np.float32]
 _SCROLL_PAGE = 4096  # qdrant-client local mode filters every point on each page: few, big pages
+
+ENGINES = ("edge", "local")
+#: The embedded engine of a new store, chosen by measurement (``python -m eval.bench``):
+#: qdrant-edge is Qdrant's Rust engine in process; "local" is qdrant-client's pure-Python mode.
+DEFAULT_ENGINE = "edge"
+
+
+def resolve_engine(path: str | None, engine: str | None) -> str:
+    """The embedded engine for ``path``: an existing store keeps its own; a new one gets
+    ``engine`` or :data:`DEFAULT_ENGINE`. Asking for the other engine than the one a store
+    was written with is an error (the two formats are not interchangeable)."""
+    if engine is not None and engine not in ENGINES:
+        raise InvalidInputError(f"engine must be one of {ENGINES}, got {engine!r}")
+    found = None
+    if path and path != ":memory:":
+        found = "edge" if is_edge_store(path) else "local" if is_local_store(path) else None
+    if found and engine and found != engine:
+        raise StoreError(
+            f"the store at {path} was written by the {found!r} engine; open it with "
+            f"engine={found!r} (MEM_PIPELINE_ENGINE={found}) or choose another path"
+        )
+    return found or engine or DEFAULT_ENGINE
 
 
 @dataclass
@@ -174,7 +197,7 @@ class QdrantStore:
 
     def __init__(
         self,
-        client: QdrantClient,
+        client: QdrantClient | EdgeClient,
         *,
         embedder_id: str,
         dimensions: int,
@@ -203,13 +226,19 @@ class QdrantStore:
         embedder_id: str,
         dimensions: int,
         prefix: str = "mem_pipeline",
+        engine: str | None = None,
     ) -> QdrantStore:
-        """Open embedded Qdrant at ``path`` (``":memory:"`` for RAM) or a server at ``url``."""
+        """Open an embedded store at ``path`` (``":memory:"``: a throwaway one) or a server at
+        ``url``. ``engine`` picks the embedded engine of a new store (see :func:`resolve_engine`)."""
         if path and url:
             raise InvalidInputError("give either path= (embedded) or url= (server), not both")
+        client: QdrantClient | EdgeClient
         try:
             if url:
                 client = QdrantClient(url=url, api_key=api_key)
+            elif resolve_engine(path, engine) == "edge":
+                assert path is not None
+                client = EdgeClient(path)
             elif path == ":memory:":
                 client = QdrantClient(location=":memory:")
             else:
@@ -223,6 +252,8 @@ class QdrantStore:
                     "Qdrant server and pass url= (QDRANT_URL)."
                 ) from e
             raise StoreError(f"could not open the store: {e}") from e
+        except (StoreError, InvalidInputError):
+            raise
         except Exception as e:
             raise StoreError(f"could not open the store at {url or path}: {e}") from e
         return cls(client, embedder_id=embedder_id, dimensions=dimensions, prefix=prefix)
@@ -244,8 +275,11 @@ class QdrantStore:
             "schema": SCHEMA_VERSION,
         }
         if c.collection_exists(self.facts):
-            info = c.get_collection(self.facts)
-            have = info.config.metadata or {}
+            have = (
+                c.collection_metadata(self.facts)
+                if isinstance(c, EdgeClient)
+                else c.get_collection(self.facts).config.metadata or {}
+            )
             if have.get("embedder") != self.embedder_id or have.get("dimensions") != self.dimensions:
                 raise EmbedderMismatchError(
                     f"collection {self.facts!r} holds vectors of embedder "
@@ -272,6 +306,7 @@ class QdrantStore:
                     "concepts": models.PayloadSchemaType.KEYWORD,
                     "valid": models.PayloadSchemaType.BOOL,
                     "created_ts": models.PayloadSchemaType.FLOAT,
+                    "ingest_ns": models.PayloadSchemaType.INTEGER,  # order_by needs a range index
                 },
             )
         if not c.collection_exists(self.concepts):
@@ -323,6 +358,20 @@ class QdrantStore:
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.client.close()
+
+    @property
+    def engine(self) -> str:
+        """``"edge"``, ``"local"`` (qdrant-client's embedded mode) or ``"server"``."""
+        if isinstance(self.client, EdgeClient):
+            return "edge"
+        return "local" if type(self.client._client).__name__ == "QdrantLocal" else "server"
+
+    def optimize(self) -> bool:
+        """Merge segments and build indexes now (edge engine; a server does it by itself)."""
+        if isinstance(self.client, EdgeClient):
+            with self._translate("optimizing"):
+                return self.client.optimize()
+        return False
 
     # -- facts --------------------------------------------------------------------------------
     def upsert_facts(

@@ -8,10 +8,22 @@ from pathlib import Path
 import pytest
 
 from mem_pipeline import LocalEmbedder, Memory, MemoryConfig
+from mem_pipeline import store as store_module
 
 # Tests never use a key or an endpoint from the environment.
-for _var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "QDRANT_URL", "MEM_PIPELINE_PATH"):
+for _var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "QDRANT_URL", "MEM_PIPELINE_PATH", "MEM_PIPELINE_ENGINE"):
     os.environ.pop(_var, None)
+
+
+@pytest.fixture(autouse=True, params=store_module.ENGINES)
+def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test runs once per embedded engine, so the engines cannot drift apart: a store
+    this test creates (in process, or in a child process through ``MEM_PIPELINE_ENGINE``)
+    uses this engine."""
+    name = str(request.param)
+    monkeypatch.setattr(store_module, "DEFAULT_ENGINE", name)
+    monkeypatch.setenv("MEM_PIPELINE_ENGINE", name)
+    return name
 
 
 @pytest.fixture(scope="session")

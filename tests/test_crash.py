@@ -34,7 +34,7 @@ CHILD = textwrap.dedent(
     path, round_no, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     rng = random.Random(seed)
     words = ["tea", "hiking", "paris", "cello", "python", "garden", "bees", "coffee", "chess"]
-    m = Memory(config=MemoryConfig(path=path))
+    m = Memory(config=MemoryConfig.from_env(path=path))  # MEM_PIPELINE_ENGINE: the test's engine
     print("ready", flush=True)
     while True:
         user = rng.choice(["ana", "bob"])

@@ -120,19 +120,19 @@ def test_mixing_embedders_is_refused(open_memory, store_path, embedder) -> None:
     other.close()
 
 
-def test_store_held_by_another_process(store_path, open_memory) -> None:
+def test_store_held_by_another_process(store_path, open_memory, engine) -> None:
     holder = textwrap.dedent(f"""
         import sys, time
-        from qdrant_client import QdrantClient
-        c = QdrantClient(path={store_path!r})
-        print("ready", flush=True)
+        from mem_pipeline import Memory, MemoryConfig
+        m = Memory(config=MemoryConfig.from_env(path={store_path!r}))  # the test's engine
+        print("ready", m.store.engine, flush=True)
         sys.stdin.readline()
     """)
     p = subprocess.Popen(
         [sys.executable, "-c", holder], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
     try:
-        assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+        assert p.stdout is not None and p.stdout.readline().strip() == f"ready {engine}"
         with pytest.raises(StoreLockedError, match="another process") as err:
             open_memory(store_path)
         assert isinstance(err.value, MemPipelineError)

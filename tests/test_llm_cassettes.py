@@ -41,7 +41,7 @@ def _scrub_response(response: dict) -> dict:
 
 @pytest.fixture
 def llm_memory(embedder, clock, record_mode, request):  # type: ignore[no-untyped-def]
-    cassette = CASSETTES / f"{request.node.name}.yaml"
+    cassette = CASSETTES / f"{request.node.originalname}.yaml"
     if record_mode == "none" and not cassette.exists():
         pytest.fail(f"missing cassette {cassette}: record it (see this module's docstring)")
     rec = vcr.VCR(

@@ -1,0 +1,412 @@
+"""The embedded engine on ``qdrant-edge-py``: Qdrant's Rust storage engine, in process.
+
+:class:`EdgeClient` answers the part of the ``qdrant_client.QdrantClient`` API that
+:class:`~mem_pipeline.store.QdrantStore` calls, with the same ``qdrant_client.models`` objects
+in and out, so the store (and everything above it) is one implementation for both embedded
+engines and for a Qdrant server. Each collection is one edge shard in its own directory::
+
+    {path}/edge/{collection}/      the shard (segments, WAL, payload indexes)
+    {path}/edge/collections.json   collection metadata (embedder id, dimensions, schema)
+    {path}/edge/.lock              held while open: one process per store
+
+Differences from a server that this class absorbs:
+
+- a shard needs at least one vector; collections without vectors get an unused sparse one;
+- collection metadata is not stored by the engine, so it lives in ``collections.json``;
+- a second open of a shard fails deep in the WAL ("WouldBlock"); the lock file turns that into
+  :class:`~mem_pipeline.errors.StoreLockedError` before any shard is touched;
+- ids come back as ``uuid.UUID``; they are returned as strings, like the server does;
+- ``":memory:"`` is a temporary directory removed on :meth:`close` (edge has no RAM-only mode);
+- a boolean in a filter reaches the engine as an integer (0.9.0 converts ``MatchValue(True)``
+  to ``1``), which never matches a stored ``true``. So every boolean of a payload is mirrored
+  as 0/1 under ``__bool`` (same nesting), a filter on a boolean is rewritten onto the mirror,
+  and the mirror is removed from what is read back.
+
+Writes go to the shard's write-ahead log before the call returns, so an acknowledged write
+survives the process being killed. Segments are built plain; :meth:`optimize` merges them and
+builds HNSW (it blocks: call it from maintenance, not from the request path).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+import qdrant_edge as qe
+from qdrant_client import models
+from qdrant_client.http.models import QueryResponse
+
+from .errors import StoreError, StoreLockedError
+
+__all__ = ["EdgeClient", "is_edge_store", "is_local_store"]
+
+_NO_VECTOR = "_none"  # placeholder sparse vector of collections that hold payload only
+_BOOL = "__bool"  # mirror of the payload's booleans as 0/1 (see the module docstring)
+
+_SCHEMA = {
+    models.PayloadSchemaType.KEYWORD: qe.PayloadSchemaType.Keyword,
+    models.PayloadSchemaType.INTEGER: qe.PayloadSchemaType.Integer,
+    models.PayloadSchemaType.FLOAT: qe.PayloadSchemaType.Float,
+    models.PayloadSchemaType.BOOL: qe.PayloadSchemaType.Bool,
+    models.PayloadSchemaType.DATETIME: qe.PayloadSchemaType.Datetime,
+    models.PayloadSchemaType.UUID: qe.PayloadSchemaType.Uuid,
+}
+
+
+def is_edge_store(path: str | Path) -> bool:
+    """Whether ``path`` holds a store of the edge engine."""
+    return (Path(path) / "edge" / "collections.json").exists()
+
+
+def is_local_store(path: str | Path) -> bool:
+    """Whether ``path`` holds a store of qdrant-client's local mode."""
+    p = Path(path)
+    return (p / "meta.json").exists() or (p / "collection").is_dir()
+
+
+def _bools(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """The booleans of ``payload`` as 0/1, in the same nesting (dicts only)."""
+    out: dict[str, Any] = {}
+    for k, v in payload.items():
+        if isinstance(v, bool):
+            out[k] = int(v)
+        elif isinstance(v, Mapping):
+            inner = _bools(v)
+            if inner:
+                out[k] = inner
+    return out
+
+
+def _with_bools(payload: Mapping[str, Any] | None) -> dict[str, Any]:
+    p = dict(payload or {})
+    mirror = _bools(p)
+    if mirror:
+        p[_BOOL] = mirror
+    return p
+
+
+def _condition(c: Any) -> Any:
+    if isinstance(c, models.Filter):
+        return _filter(c)
+    if isinstance(c, models.FieldCondition):
+        m = c.match
+        if isinstance(m, models.MatchValue) and isinstance(m.value, bool):
+            return qe.FieldCondition(key=f"{_BOOL}.{c.key}", match=qe.MatchValue(int(m.value)))
+        if isinstance(m, models.MatchValue):
+            return qe.FieldCondition(key=c.key, match=qe.MatchValue(m.value))
+        if isinstance(m, models.MatchAny):
+            return qe.FieldCondition(key=c.key, match=qe.MatchAny(list(m.any)))  # type: ignore[arg-type]
+        if m is None and isinstance(c.range, models.Range):
+            r = c.range
+            return qe.FieldCondition(key=c.key, range=qe.RangeFloat(gte=r.gte, gt=r.gt, lte=r.lte, lt=r.lt))
+    if isinstance(c, models.HasIdCondition):
+        return qe.HasIdCondition({str(i) for i in c.has_id})
+    raise StoreError(f"the edge engine does not translate the condition {c!r}")
+
+
+def _conds(items: Any) -> list[Any] | None:
+    if items is None:
+        return None
+    seq = items if isinstance(items, list) else [items]
+    return [_condition(c) for c in seq]
+
+
+def _filter(f: models.Filter | None) -> qe.Filter | None:
+    if f is None:
+        return None
+    return qe.Filter(must=_conds(f.must), should=_conds(f.should), must_not=_conds(f.must_not))
+
+
+def _vector(v: Any) -> Any:
+    if isinstance(v, models.SparseVector):
+        return qe.SparseVector(list(v.indices), [float(x) for x in v.values])
+    return [float(x) for x in v]
+
+
+def _vectors(vec: Any) -> dict[str, Any]:
+    if not isinstance(vec, Mapping):
+        raise StoreError("the edge engine takes named vectors only")
+    return {name: _vector(v) for name, v in vec.items()}
+
+
+def _out_vector(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {
+            k: models.SparseVector(indices=list(x.indices), values=list(x.values))
+            if isinstance(x, qe.SparseVector)
+            else x
+            for k, x in v.items()
+            if k != _NO_VECTOR
+        }
+    return v
+
+
+def _payload(p: dict[str, Any] | None) -> dict[str, Any] | None:
+    if p is not None:
+        p.pop(_BOOL, None)
+    return p
+
+
+def _record(r: Any) -> models.Record:
+    return models.Record(id=str(r.id), payload=_payload(r.payload), vector=_out_vector(r.vector))
+
+
+def _with_vector(with_vectors: bool | Sequence[str]) -> bool | list[str]:
+    return with_vectors if isinstance(with_vectors, bool) else list(with_vectors)
+
+
+def _ids(selector: Any) -> list[str]:
+    if isinstance(selector, models.PointIdsList):
+        return [str(i) for i in selector.points]
+    return [str(i) for i in selector]
+
+
+class EdgeClient:
+    """The subset of ``QdrantClient`` the store uses, on qdrant-edge shards under ``path``."""
+
+    def __init__(self, path: str, *, search_threads: int | None = 1) -> None:
+        self._temp = path == ":memory:"
+        self.root = Path(tempfile.mkdtemp(prefix="mem_pipeline_edge_") if self._temp else path) / "edge"
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._search_threads = search_threads
+        self._lockfile: IO[str] | None = open(self.root / ".lock", "a")  # noqa: SIM115 - held open
+        try:
+            fcntl.flock(self._lockfile, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            self._lockfile.close()
+            self._lockfile = None
+            raise StoreLockedError(
+                f"the embedded store at {path} is open in another process. Only one process "
+                "can use an embedded store: close the other one, use another path, or run a "
+                "Qdrant server and pass url= (QDRANT_URL)."
+            ) from e
+        self._meta_path = self.root / "collections.json"
+        self._meta: dict[str, dict[str, Any]] = (
+            json.loads(self._meta_path.read_text()) if self._meta_path.exists() else {}
+        )
+        self._shards: dict[str, qe.EdgeShard] = {}
+        self._guard = threading.Lock()
+        for name in self._meta:
+            self._shards[name] = qe.EdgeShard.load(str(self.root / name), self._config(self._meta[name]))
+
+    # -- collections --------------------------------------------------------------------------
+    def _config(self, spec: Mapping[str, Any]) -> qe.EdgeConfig:
+        dense = {
+            n: qe.EdgeVectorParams(size=int(size), distance=qe.Distance.Cosine)
+            for n, size in spec.get("dense", {}).items()
+        }
+        sparse = {n: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf) for n in spec.get("sparse", [])}
+        if not dense and not sparse:
+            sparse = {_NO_VECTOR: qe.EdgeSparseVectorParams()}
+        return qe.EdgeConfig(
+            vectors=dense or None, sparse_vectors=sparse or None, max_search_threads=self._search_threads
+        )
+
+    def _save_meta(self) -> None:
+        tmp = self._meta_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self._meta, indent=1, sort_keys=True))
+        os.replace(tmp, self._meta_path)
+
+    def _shard(self, name: str) -> qe.EdgeShard:
+        try:
+            return self._shards[name]
+        except KeyError:
+            raise StoreError(f"collection {name!r} does not exist") from None
+
+    def collection_exists(self, collection_name: str) -> bool:
+        return collection_name in self._shards
+
+    def collection_metadata(self, collection_name: str) -> dict[str, Any]:
+        return dict(self._meta.get(collection_name, {}).get("metadata") or {})
+
+    def create_collection(
+        self,
+        collection_name: str,
+        vectors_config: Mapping[str, models.VectorParams] | None = None,
+        sparse_vectors_config: Mapping[str, models.SparseVectorParams] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> bool:
+        for vp in (vectors_config or {}).values():
+            if vp.distance != models.Distance.COSINE:
+                raise StoreError("the edge engine is set up for cosine vectors only")
+        spec = {
+            "dense": {n: vp.size for n, vp in (vectors_config or {}).items()},
+            "sparse": sorted(sparse_vectors_config or {}),
+            "metadata": dict(metadata or {}),
+        }
+        with self._guard:
+            shard_dir = self.root / collection_name
+            if shard_dir.exists():  # a create interrupted before the metadata was written
+                shutil.rmtree(shard_dir)
+            self._shards[collection_name] = qe.EdgeShard.create(str(shard_dir), self._config(spec))
+            self._meta[collection_name] = spec
+            self._save_meta()
+        return True
+
+    def create_payload_index(
+        self,
+        collection_name: str,
+        field_name: str,
+        field_schema: models.PayloadSchemaType | models.KeywordIndexParams,
+    ) -> None:
+        schema: Any
+        if field_schema == models.PayloadSchemaType.BOOL:  # filters use the 0/1 mirror
+            field_name, field_schema = f"{_BOOL}.{field_name}", models.PayloadSchemaType.INTEGER
+        if isinstance(field_schema, models.KeywordIndexParams):
+            schema = qe.KeywordIndexParams(is_tenant=bool(field_schema.is_tenant))
+        else:
+            schema = _SCHEMA[field_schema]
+        self._shard(collection_name).update(qe.UpdateOperation.create_field_index(field_name, schema))
+
+    # -- writes -------------------------------------------------------------------------------
+    def upsert(self, collection_name: str, points: Sequence[models.PointStruct], wait: bool = True) -> None:
+        pts = [
+            qe.Point(id=str(p.id), vector=_vectors(p.vector), payload=_with_bools(p.payload)) for p in points
+        ]
+        self._shard(collection_name).update(qe.UpdateOperation.upsert_points(pts))
+
+    def set_payload(
+        self, collection_name: str, payload: Mapping[str, Any], points: Sequence[str], wait: bool = True
+    ) -> None:
+        ids: list[qe.PointId] = [str(i) for i in points]
+        shard = self._shard(collection_name)
+        shard.update(qe.UpdateOperation.set_payload(ids, dict(payload)))
+        mirror = _bools(payload)
+        stale = [f"{_BOOL}.{k}" for k in payload if k not in mirror]
+        if stale:  # a key that held booleans before may hold none now
+            shard.update(qe.UpdateOperation.delete_payload(ids, stale))
+        if mirror:  # merged into the existing mirror, key by key
+            shard.update(qe.UpdateOperation.set_payload(ids, mirror, key=_BOOL))
+
+    def update_vectors(
+        self, collection_name: str, points: Sequence[models.PointVectors], wait: bool = True
+    ) -> None:
+        pvs = [qe.PointVectors(str(p.id), _vectors(p.vector)) for p in points]
+        self._shard(collection_name).update(qe.UpdateOperation.update_vectors(pvs))
+
+    def delete(
+        self,
+        collection_name: str,
+        points_selector: models.PointIdsList | models.FilterSelector,
+        wait: bool = True,
+    ) -> None:
+        shard = self._shard(collection_name)
+        if isinstance(points_selector, models.FilterSelector):
+            flt = _filter(points_selector.filter)
+            assert flt is not None
+            shard.update(qe.UpdateOperation.delete_points_by_filter(flt))
+        else:
+            shard.update(qe.UpdateOperation.delete_points(list(_ids(points_selector))))
+
+    # -- reads --------------------------------------------------------------------------------
+    def retrieve(
+        self,
+        collection_name: str,
+        ids: Sequence[str],
+        with_payload: bool = True,
+        with_vectors: bool | Sequence[str] = False,
+    ) -> list[models.Record]:
+        recs = self._shard(collection_name).retrieve(
+            [str(i) for i in ids], with_payload, _with_vector(with_vectors)
+        )
+        return [_record(r) for r in recs]
+
+    def scroll(
+        self,
+        collection_name: str,
+        scroll_filter: models.Filter | None = None,
+        limit: int = 10,
+        order_by: models.OrderBy | None = None,
+        offset: Any = None,
+        with_payload: bool = True,
+        with_vectors: bool | Sequence[str] = False,
+    ) -> tuple[list[models.Record], str | None]:
+        ob = None
+        if order_by is not None:
+            direction = qe.Direction.Desc if order_by.direction == models.Direction.DESC else qe.Direction.Asc
+            ob = qe.OrderBy(order_by.key, direction)
+        recs, nxt = self._shard(collection_name).scroll(
+            qe.ScrollRequest(
+                offset=None if offset is None else str(offset),
+                limit=limit,
+                filter=_filter(scroll_filter),
+                with_payload=with_payload,
+                with_vector=_with_vector(with_vectors),
+                order_by=ob,
+            )
+        )
+        return [_record(r) for r in recs], (None if nxt is None else str(nxt))
+
+    def query_batch_points(
+        self, collection_name: str, requests: Sequence[models.QueryRequest]
+    ) -> list[QueryResponse]:
+        reqs = []
+        for r in requests:
+            if r.query is None:
+                raise StoreError("the edge engine needs a query vector")
+            reqs.append(
+                qe.QueryRequest(
+                    limit=int(r.limit or 10),
+                    query=qe.Query.Nearest(_vector(r.query), using=r.using),
+                    filter=_filter(r.filter),
+                    with_payload=bool(r.with_payload),
+                    score_threshold=r.score_threshold,
+                )
+            )
+        results = self._shard(collection_name).query_batch(qe.QueryBatchRequest(reqs))
+        return [
+            QueryResponse(
+                points=[
+                    models.ScoredPoint(
+                        id=str(p.id),
+                        version=p.version,
+                        score=p.score,
+                        payload=_payload(p.payload),
+                        vector=None,
+                    )
+                    for p in res
+                ]
+            )
+            for res in results
+        ]
+
+    def count(
+        self, collection_name: str, count_filter: models.Filter | None = None, exact: bool = True
+    ) -> models.CountResult:
+        n = self._shard(collection_name).count(qe.CountRequest(exact=exact, filter=_filter(count_filter)))
+        return models.CountResult(count=n)
+
+    # -- maintenance --------------------------------------------------------------------------
+    def optimize(self) -> bool:
+        """Merge segments, vacuum deletions and build HNSW in every shard (blocking)."""
+        changed = False
+        for shard in self._shards.values():
+            changed = shard.optimize() or changed
+        return changed
+
+    def disk_bytes(self) -> int:
+        return sum(f.stat().st_size for f in self.root.rglob("*") if f.is_file())
+
+    def close(self) -> None:
+        with self._guard:
+            for shard in self._shards.values():
+                with contextlib.suppress(Exception):
+                    shard.flush()
+                with contextlib.suppress(Exception):
+                    shard.close()
+            self._shards.clear()
+            if self._lockfile is not None:
+                with contextlib.suppress(OSError):
+                    fcntl.flock(self._lockfile, fcntl.LOCK_UN)
+                self._lockfile.close()
+                self._lockfile = None
+            if self._temp:
+                shutil.rmtree(self.root.parent, ignore_errors=True)
