@@ -37,16 +37,17 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
+import numpy as np
 import qdrant_edge as qe
 from qdrant_client import models
-from qdrant_client.http.models import QueryResponse
 
 from .errors import StoreError, StoreLockedError
 
-__all__ = ["EdgeClient", "is_edge_store", "is_local_store"]
+__all__ = ["EdgeClient", "EdgeRecord", "is_edge_store", "is_local_store"]
 
 _NO_VECTOR = "_none"  # placeholder sparse vector of collections that hold payload only
 _BOOL = "__bool"  # mirror of the payload's booleans as 0/1 (see the module docstring)
@@ -128,7 +129,7 @@ def _filter(f: models.Filter | None) -> qe.Filter | None:
 def _vector(v: Any) -> Any:
     if isinstance(v, models.SparseVector):
         return qe.SparseVector(list(v.indices), [float(x) for x in v.values])
-    return [float(x) for x in v]
+    return np.asarray(v, dtype=np.float64).tolist()
 
 
 def _vectors(vec: Any) -> dict[str, Any]:
@@ -155,8 +156,40 @@ def _payload(p: dict[str, Any] | None) -> dict[str, Any] | None:
     return p
 
 
-def _record(r: Any) -> models.Record:
-    return models.Record(id=str(r.id), payload=_payload(r.payload), vector=_out_vector(r.vector))
+class EdgeRecord(NamedTuple):
+    """A point as read: what the store reads of a ``models.Record``, without pydantic's cost
+    (validating models was the main cost of reading a user's points)."""
+
+    id: str
+    payload: dict[str, Any] | None
+    vector: Any
+
+
+class EdgeScored(NamedTuple):
+    id: str
+    score: float
+    payload: dict[str, Any] | None
+
+
+class EdgeResponse(NamedTuple):
+    points: list[EdgeScored]
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeCount:
+    count: int
+
+
+def _record(r: Any) -> EdgeRecord:
+    return EdgeRecord(str(r.id), _payload(r.payload), _out_vector(r.vector))
+
+
+def _with_payload(w: Any) -> Any:
+    if isinstance(w, models.PayloadSelectorExclude):
+        return qe.PayloadSelector.Exclude(list(w.exclude))
+    if isinstance(w, models.PayloadSelectorInclude):
+        return qe.PayloadSelector.Include(list(w.include))
+    return bool(w)
 
 
 def _with_vector(with_vectors: bool | Sequence[str]) -> bool | list[str]:
@@ -313,7 +346,7 @@ class EdgeClient:
         ids: Sequence[str],
         with_payload: bool = True,
         with_vectors: bool | Sequence[str] = False,
-    ) -> list[models.Record]:
+    ) -> list[EdgeRecord]:
         recs = self._shard(collection_name).retrieve(
             [str(i) for i in ids], with_payload, _with_vector(with_vectors)
         )
@@ -328,7 +361,7 @@ class EdgeClient:
         offset: Any = None,
         with_payload: bool = True,
         with_vectors: bool | Sequence[str] = False,
-    ) -> tuple[list[models.Record], str | None]:
+    ) -> tuple[list[EdgeRecord], str | None]:
         ob = None
         if order_by is not None:
             direction = qe.Direction.Desc if order_by.direction == models.Direction.DESC else qe.Direction.Asc
@@ -347,7 +380,7 @@ class EdgeClient:
 
     def query_batch_points(
         self, collection_name: str, requests: Sequence[models.QueryRequest]
-    ) -> list[QueryResponse]:
+    ) -> list[EdgeResponse]:
         reqs = []
         for r in requests:
             if r.query is None:
@@ -357,32 +390,21 @@ class EdgeClient:
                     limit=int(r.limit or 10),
                     query=qe.Query.Nearest(_vector(r.query), using=r.using),
                     filter=_filter(r.filter),
-                    with_payload=bool(r.with_payload),
+                    with_payload=_with_payload(r.with_payload),
                     score_threshold=r.score_threshold,
                 )
             )
         results = self._shard(collection_name).query_batch(qe.QueryBatchRequest(reqs))
         return [
-            QueryResponse(
-                points=[
-                    models.ScoredPoint(
-                        id=str(p.id),
-                        version=p.version,
-                        score=p.score,
-                        payload=_payload(p.payload),
-                        vector=None,
-                    )
-                    for p in res
-                ]
-            )
+            EdgeResponse([EdgeScored(str(p.id), float(p.score), _payload(p.payload)) for p in res])
             for res in results
         ]
 
     def count(
         self, collection_name: str, count_filter: models.Filter | None = None, exact: bool = True
-    ) -> models.CountResult:
+    ) -> EdgeCount:
         n = self._shard(collection_name).count(qe.CountRequest(exact=exact, filter=_filter(count_filter)))
-        return models.CountResult(count=n)
+        return EdgeCount(n)
 
     # -- maintenance --------------------------------------------------------------------------
     def optimize(self) -> bool:

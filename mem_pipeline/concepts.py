@@ -204,6 +204,13 @@ class ConceptLinks:
         return point_id("l", scope.tenant, scope.user_id, a, b)
 
     # -- writes ---------------------------------------------------------------------------------
+    def unknown(self, scope: Scope, names: Sequence[str]) -> list[str]:
+        """The names among ``names`` that are not yet concepts of the scope's user (their name
+        embedding will be needed: ``Memory.add`` embeds them with the facts, in one call)."""
+        ids = {n: self._cid(scope, n) for n in dict.fromkeys(names)}
+        have = self.store.get_points(self.store.concepts, list(ids.values()), scope)
+        return [n for n, i in ids.items() if i not in have]
+
     def update(
         self,
         scope: Scope,

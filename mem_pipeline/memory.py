@@ -409,7 +409,10 @@ class Memory:
             if not facts:
                 return result
             texts = [self._embed_text(f, msgs, infer is False) for f in facts]
-            vectors = self._embed.embed(texts)
+            # one embedding call per add: the facts, and the names of concepts new to this user
+            # (the concept layer then finds their vectors in the cache)
+            names = self._links.unknown(scope, [c for f in facts for c in f.concepts])
+            vectors = self._embed.embed([*texts, *names])[: len(texts)]
             with self._intent(scope, "add"):
                 for fact, text, vec in zip(facts, texts, vectors):
                     speaker = msgs[fact.source_turns[0]].name if fact.source_turns else None
@@ -787,7 +790,7 @@ class Memory:
             # value that min-max would score as the worst similarity of the pool
             missing = [c.fact.id for c in cands if c.dense is None]
             if missing:
-                fill_dense(cands, vec, self.store.fact_vectors(scope, missing))
+                fill_dense(cands, self.store.dense_scores(scope, vec, missing))
             qtokens = set(tokens(query))
             named = frozenset(
                 sp

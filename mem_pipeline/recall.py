@@ -8,7 +8,6 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-import numpy as np
 from pydantic import BaseModel, Field
 
 from .decay import fuse, recency, reinforcement
@@ -130,30 +129,19 @@ class Recall(BaseModel):
         return "\n".join(lines)
 
 
-def fill_dense(
-    candidates: Sequence[Candidate],
-    query_vector: Sequence[float] | Any,
-    vectors: Mapping[str, Sequence[float]],
-) -> None:
-    """Give each candidate without a dense score the cosine of its stored vector (in place).
+def fill_dense(candidates: Sequence[Candidate], scores: Mapping[str, float]) -> None:
+    """Give each candidate without a dense score its cosine from ``scores`` (in place).
 
     The dense and lexical searches each return their own top of the pool; a candidate found
     by one only has no score from the other. For the lexical side that is a fair floor (it
     matched fewer query words than the pool's last), but a missing *dense* score would make
     min-max treat a lexically found turn as the least similar of all, when its cosine is
-    often close to the pool's: so it is computed here from the stored vector.
+    often close to the pool's: so the store scores those facts against the query
+    (``QdrantStore.dense_scores``) and the scores are filled in here.
     """
-    todo = [c for c in candidates if c.dense is None and c.fact.id in vectors]
-    if not todo:
-        return
-    q = np.asarray(query_vector, dtype=np.float64).ravel()
-    m = np.asarray([vectors[c.fact.id] for c in todo], dtype=np.float64)
-    if m.ndim != 2 or m.shape[1] != q.shape[0]:
-        return
-    norms = np.linalg.norm(m, axis=1) * (np.linalg.norm(q) or 1.0)
-    cos = (m @ q) / np.where(norms > 0, norms, 1.0)
-    for c, value in zip(todo, cos):
-        c.dense = float(value)
+    for c in candidates:
+        if c.dense is None and c.fact.id in scores:
+            c.dense = float(scores[c.fact.id])
 
 
 def rank(

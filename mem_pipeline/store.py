@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 from qdrant_client import QdrantClient, models
 
-from ._edge import EdgeClient, is_edge_store, is_local_store
+from ._edge import EdgeClient, EdgeRecord, is_edge_store, is_local_store
 from ._text import sparse_doc
 from .errors import EmbedderMismatchError, InvalidInputError, StoreError, StoreLockedError
 from .models import Category, Scope, StoredFact
@@ -136,7 +136,7 @@ def payload_to_fact(point_id: Any, p: Mapping[str, Any]) -> StoredFact:
         confirmations=int(p.get("confirmations", 1)),
         recalls=int(p.get("recalls", 0)),
         valence=float(p.get("valence", 0.0)),
-        importance=p.get("importance"),
+        importance=None if p.get("importance") is None else float(p["importance"]),
         origin=p.get("origin", "raw"),
     )
 
@@ -190,6 +190,9 @@ def metadata_conditions(filters: Mapping[str, Any] | None) -> list[models.Condit
 
 
 _VALID = models.FieldCondition(key="valid", match=models.MatchValue(value=True))
+# what a search reads of a fact: all but the texts that were embedded and indexed (the indexed
+# text carries the neighbouring turns and is the largest field)
+_HIT_PAYLOAD = models.PayloadSelectorExclude(exclude=["embed_text", "index_text"])
 
 
 class QdrantStore:
@@ -467,7 +470,7 @@ class QdrantStore:
         for rec in self._scroll(self.facts, flt):
             yield payload_to_fact(rec.id, rec.payload or {})
 
-    def _scroll(self, collection: str, flt: models.Filter) -> Iterator[models.Record]:
+    def _scroll(self, collection: str, flt: models.Filter) -> Iterator[models.Record | EdgeRecord]:
         offset = None
         while True:
             with self._translate("scrolling"):
@@ -483,16 +486,21 @@ class QdrantStore:
             if offset is None:
                 return
 
-    def fact_vectors(self, scope: Scope, ids: Sequence[str]) -> dict[str, list[float]]:
-        with self._translate("reading vectors"):
-            recs = self.client.retrieve(self.facts, ids=list(ids), with_payload=True, with_vectors=["dense"])
-        out = {}
-        for r in recs:
-            if _in_scope(r.payload or {}, scope) and isinstance(r.vector, dict):
-                v = r.vector.get("dense")
-                if isinstance(v, list):
-                    out[str(r.id)] = [float(x) for x in v]  # type: ignore[arg-type]
-        return out
+    def dense_scores(self, scope: Scope, dense: VectorLike, ids: Sequence[str]) -> dict[str, float]:
+        """Cosine of ``dense`` with the stored vector of each of these facts of ``scope``,
+        computed by the engine (one query restricted to the ids: no vectors cross over)."""
+        if not ids:
+            return {}
+        req = models.QueryRequest(
+            query=np.asarray(dense, dtype=np.float64).tolist(),
+            using="dense",
+            filter=scope_filter(scope, models.HasIdCondition(has_id=list(ids))),
+            limit=len(ids),
+            with_payload=False,
+        )
+        with self._translate("scoring facts"):
+            (resp,) = self.client.query_batch_points(self.facts, requests=[req])
+        return {str(p.id): float(p.score) for p in resp.points}
 
     def search(
         self,
@@ -514,11 +522,11 @@ class QdrantStore:
         if dense is not None:
             requests.append(
                 models.QueryRequest(
-                    query=[float(x) for x in dense],
+                    query=np.asarray(dense, dtype=np.float64).tolist(),
                     using="dense",
                     filter=flt,
                     limit=limit,
-                    with_payload=True,
+                    with_payload=_HIT_PAYLOAD,
                 )
             )
             kinds.append("dense")
@@ -529,14 +537,14 @@ class QdrantStore:
                     using="lexical",
                     filter=flt,
                     limit=limit,
-                    with_payload=True,
+                    with_payload=_HIT_PAYLOAD,
                 )
             )
             kinds.append("lexical")
         if not requests:
             return []
         with self._translate("searching"):
-            responses = self.client.query_batch_points(self.facts, requests=requests)
+            responses: list[Any] = self.client.query_batch_points(self.facts, requests=requests)
         found: dict[str, Candidate] = {}
         for kind, resp in zip(kinds, responses):
             for p in resp.points:

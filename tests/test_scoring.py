@@ -223,9 +223,9 @@ def test_fill_dense_scores_lexical_only_candidates() -> None:
     found_by_both = Candidate(fact("a"), dense=0.9, lexical=3.0)
     lexical_only = Candidate(fact("b"), dense=None, lexical=5.0)
     no_vector = Candidate(fact("c"), dense=None, lexical=1.0)
-    fill_dense([found_by_both, lexical_only, no_vector], [1.0, 0.0], {"a": [0.0, 1.0], "b": [3.0, 4.0]})
-    assert found_by_both.dense == 0.9  # a score from the store is kept
-    assert lexical_only.dense == pytest.approx(0.6)  # cosine of (1, 0) and (3, 4)
+    fill_dense([found_by_both, lexical_only, no_vector], {"a": 0.1, "b": 0.6})
+    assert found_by_both.dense == 0.9  # a score from the search is kept
+    assert lexical_only.dense == pytest.approx(0.6)  # the store's cosine for b
     assert no_vector.dense is None
     # now min-max sees b's true similarity instead of scoring it the worst of the pool
     rel = fuse([c.dense for c in (found_by_both, lexical_only)], [3.0, 5.0], dense_weight=0.5)

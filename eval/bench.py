@@ -1,0 +1,410 @@
+"""Speed at scale: recall latency, add throughput, memory, disk and reopen time per engine.
+
+    python -m eval.bench                                   # edge 1k/10k/100k, local 1k
+    python -m eval.bench --sizes 1000 10000 --local-sizes 1000 10000 --json out.json
+
+**Data.** Synthetic first-person facts from five sentence templates filled from fixed word
+lists (activities, names, places, foods, times, relations) with a seeded RNG; a pool of
+``--pool`` distinct sentences is embedded once with the real local embedder, and each of the
+100 users gets ``size / 100`` distinct sentences of the pool (users repeat each other, as real
+users do; nobody repeats themself). Queries are questions built from the same slots ("who did I
+go hiking with in Porto?"), distinct within a run, each asked of a random user.
+
+**Stores.** Every store is built through ``Memory.add`` (raw turns, batches of 50 turns per
+call, one user per batch): the full write path with history, journal, concepts and links. To
+keep the 100k build in minutes the embedder handed to those builds serves the pool's
+precomputed vectors (computed by the same model) and runs the model for anything else. The
+add throughput row is measured separately with the plain model: new turns added to the
+built store in batches of 50, embedding included.
+
+**Recall.** ``Memory.search(limit=5)`` with the plain model and an empty embedding cache (each
+query is new), read-only (no reinforcement), links on and off, in steady state: each user has
+been recalled once since the store was opened (that first recall, which fills the per-process
+concept caches of the user, is reported apart as ``first_recall_per_user``). **Floor**: the model's time
+to embed the query + the engine's own filtered dense query for the same user (edge:
+``EdgeShard.query``; local: ``QdrantClient.query_points``), the least any recall on that engine
+can cost. ``overhead`` = pipeline p50 / floor p50.
+
+**Memory, disk, reopen.** A child process opens the built store (time to open: reopen), runs
+20 queries, and reports its resident memory (VmRSS) minus what it was before the open (the
+model loaded); disk is the blocks the store directory holds (and its apparent size).
+
+Output: a table on stdout and JSON (``--json``). Times swing on shared machines: compare the
+ratios, and take medians of several runs (``--repeat``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from mem_pipeline import LocalEmbedder, Memory, MemoryConfig
+from mem_pipeline.embed import Vectors
+from mem_pipeline.models import Scope
+from mem_pipeline.store import scope_filter
+
+USERS = 100
+BATCH = 50
+
+ACTS = [
+    "hiking", "baking bread", "learning Rust", "painting", "running", "playing chess",
+    "gardening", "playing the cello", "rock climbing", "swimming", "knitting", "kayaking",
+    "birdwatching", "salsa dancing", "pottery", "surfing", "camping", "cycling", "yoga",
+    "fishing", "sketching", "writing poems", "brewing beer", "skiing", "photography",
+    "woodworking", "sailing", "bouldering", "archery", "tennis",
+]  # fmt: skip
+NAMES = [
+    "Ana", "Bo", "Chen", "Dara", "Eli", "Fay", "Gus", "Hana", "Ivo", "Jun", "Kai", "Lea",
+    "Milo", "Nia", "Omar", "Pia", "Quinn", "Rosa", "Sami", "Tara", "Uma", "Vik", "Wes", "Xena",
+    "Yuri", "Zoe", "Amir", "Bea", "Cruz", "Dev",
+]  # fmt: skip
+PLACES = [
+    "Porto", "Lyon", "Osaka", "Denver", "Cork", "Quito", "Tartu", "Perth", "Bergen", "Split",
+    "Krakow", "Oaxaca", "Hobart", "Ghent", "Malmo", "Izmir", "Leeds", "Cusco", "Nara", "Bled",
+]  # fmt: skip
+FOODS = [
+    "ramen", "tapas", "pierogi", "falafel", "pho", "risotto", "tacos", "curry", "sushi",
+    "goulash", "paella", "dumplings", "ceviche", "moussaka", "kimchi stew",
+]  # fmt: skip
+TIMES = ["last Monday", "last week", "last month", "in spring", "in June", "two years ago",
+         "on my birthday", "this weekend", "next Friday", "over the holidays"]  # fmt: skip
+RELS = ["sister", "brother", "cousin", "friend", "neighbour", "colleague", "aunt", "uncle"]
+
+TEMPLATES = [
+    "I went {act} with {name} in {place} {time}.",
+    "My {rel} {name} lives in {place} and loves {act}.",
+    "I'm planning to try {act} in {place} {time}.",
+    "{name} recommended the {food} at a small place in {place}.",
+    "I don't really like {food}, but I enjoy {act} with my {rel}.",
+]
+QUESTIONS = [
+    "Who did I go {act} with in {place}?",
+    "Where does my {rel} {name} live?",
+    "What am I planning to do in {place}?",
+    "Which food did {name} recommend?",
+    "What do I enjoy doing with my {rel}?",
+]
+
+
+def _slots(rng: random.Random) -> dict[str, str]:
+    return {
+        "act": rng.choice(ACTS),
+        "name": rng.choice(NAMES),
+        "place": rng.choice(PLACES),
+        "food": rng.choice(FOODS),
+        "time": rng.choice(TIMES),
+        "rel": rng.choice(RELS),
+    }
+
+
+def sentence_pool(n: int, seed: int = 7) -> list[str]:
+    rng = random.Random(seed)
+    seen: dict[str, None] = {}
+    while len(seen) < n:
+        seen[rng.choice(TEMPLATES).format(**_slots(rng))] = None
+    return list(seen)
+
+
+def questions(n: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    seen: dict[str, None] = {}
+    while len(seen) < n:
+        seen[rng.choice(QUESTIONS).format(**_slots(rng))] = None
+    return list(seen)
+
+
+class TableEmbedder:
+    """The local model, answering from a table of vectors it computed earlier when it can."""
+
+    def __init__(self, model: LocalEmbedder, table: dict[str, np.ndarray]) -> None:
+        self.model = model
+        self.table = table
+        self.model_id = model.model_id
+        self.dimensions = model.dimensions
+
+    def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        missing = [t for t in dict.fromkeys(texts) if t not in self.table]
+        if missing:
+            for t, v in zip(missing, self.model.embed_batch(missing)):
+                self.table[t] = np.asarray(v, dtype=np.float32)
+        return np.stack([self.table[t] for t in texts]).astype(np.float32)
+
+
+def _pct(xs: list[float], q: float) -> float:
+    return float(np.percentile(np.array(xs), q)) if xs else float("nan")
+
+
+def _du(path: Path, *, apparent: bool = False) -> int:
+    files = [f.stat() for f in path.rglob("*") if f.is_file()]
+    return sum(st.st_size if apparent else st.st_blocks * 512 for st in files)
+
+
+def build(
+    path: Path, engine: str, size: int, pool: list[str], embedder: TableEmbedder, seed: int
+) -> tuple[float, list[str]]:
+    """Fill a store with ``size`` facts over USERS users; returns (seconds, user ids)."""
+    rng = random.Random(seed)
+    per_user = size // USERS
+    users = [f"user{u:03d}" for u in range(USERS)]
+    m = Memory(config=MemoryConfig(path=str(path), engine=engine), embedder=embedder)
+    t0 = time.perf_counter()
+    with tqdm(total=size, desc=f"build {engine} {size:,}", unit="fact", leave=False) as bar:
+        for user in users:
+            texts = rng.sample(pool, per_user)
+            for i in range(0, per_user, BATCH):
+                turns = [{"role": "user", "content": t} for t in texts[i : i + BATCH]]
+                m.add(turns, user_id=user, infer=False)
+                bar.update(len(turns))
+    took = time.perf_counter() - t0
+    m.close()
+    return took, users
+
+
+def floor_query(m: Memory, engine: str, vec: Any, user: str) -> None:
+    """The engine's own filtered dense query, as the pipeline's first stage would ask it."""
+    from qdrant_client import models
+
+    flt = scope_filter(Scope.of(user, "default", None, None))
+    client = m.store.client
+    if engine == "edge":
+        import qdrant_edge as qe
+
+        from mem_pipeline._edge import _filter
+
+        shard = client._shards[m.store.facts]  # type: ignore[union-attr]
+        shard.query(
+            qe.QueryRequest(
+                limit=20,
+                query=qe.Query.Nearest([float(x) for x in vec], using="dense"),
+                filter=_filter(flt),
+                with_payload=True,
+            )
+        )
+    else:
+        client.query_points(  # type: ignore[union-attr]
+            m.store.facts,
+            query=[float(x) for x in vec],
+            using="dense",
+            query_filter=models.Filter(must=flt.must),
+            limit=20,
+            with_payload=True,
+        )
+
+
+def measure_recall(
+    path: Path, engine: str, users: list[str], model: LocalEmbedder, n: int, seed: int
+) -> dict[str, Any]:
+    rng = random.Random(seed)
+    qs = questions(3 * n + 2 * len(users), seed)
+    warm_on, warm_off = qs[3 * n : 3 * n + len(users)], qs[3 * n + len(users) :]
+    out: dict[str, Any] = {}
+    for label, cfg in (
+        ("links_on", {"expand_links": True}),
+        ("links_off", {"expand_links": False, "concept_boost": 0.0}),
+    ):
+        m = Memory(
+            config=MemoryConfig(path=str(path), engine=engine, reinforce_on_recall=False, **cfg),
+            embedder=model,
+        )
+        batch = qs[:n] if label == "links_on" else qs[n : 2 * n]
+        warm = warm_on if label == "links_on" else warm_off
+        cold = []
+        for u, q in zip(users, warm):  # first recall of each user after open: caches fill
+            t = time.perf_counter()
+            m.search(q, user_id=u)
+            cold.append((time.perf_counter() - t) * 1000)
+        if label == "links_on":
+            out["first_recall_per_user"] = {"p50_ms": _pct(cold, 50), "p95_ms": _pct(cold, 95)}
+        times = []
+        for q in tqdm(batch, desc=f"recall {engine} {label}", leave=False):
+            user = rng.choice(users)
+            t = time.perf_counter()
+            m.search(q, user_id=user, limit=5)
+            times.append((time.perf_counter() - t) * 1000)
+        out[label] = {"p50_ms": _pct(times, 50), "p95_ms": _pct(times, 95)}
+        if label == "links_off":  # the floor, on the same open store
+            ftimes, etimes = [], []
+            for q in qs[2 * n : 3 * n]:
+                user = rng.choice(users)
+                t = time.perf_counter()
+                vec = model.embed_batch([q])[0]
+                t1 = time.perf_counter()
+                floor_query(m, engine, vec, user)
+                t2 = time.perf_counter()
+                ftimes.append((t2 - t) * 1000)
+                etimes.append((t1 - t) * 1000)
+            out["floor"] = {"p50_ms": _pct(ftimes, 50), "p95_ms": _pct(ftimes, 95)}
+            out["embed_p50_ms"] = _pct(etimes, 50)
+        m.close()
+    out["overhead_links_on"] = out["links_on"]["p50_ms"] / out["floor"]["p50_ms"]
+    out["overhead_links_off"] = out["links_off"]["p50_ms"] / out["floor"]["p50_ms"]
+    return out
+
+
+def measure_add(path: Path, engine: str, users: list[str], model: LocalEmbedder, n: int, seed: int) -> float:
+    """Turns per second of new raw turns added in batches of 50, embedding included."""
+    rng = random.Random(seed)
+    new = sentence_pool(n, seed=seed + 1)
+    m = Memory(config=MemoryConfig(path=str(path), engine=engine), embedder=model)
+    t = time.perf_counter()
+    for i in range(0, len(new), BATCH):
+        m.add(
+            [{"role": "user", "content": f"{s} (note {i + j})"} for j, s in enumerate(new[i : i + BATCH])],
+            user_id=rng.choice(users),
+            infer=False,
+        )
+    took = time.perf_counter() - t
+    m.close()
+    return len(new) / took
+
+
+_CHILD = textwrap.dedent(
+    """
+    import json, sys, time
+    from mem_pipeline import LocalEmbedder, Memory, MemoryConfig
+    def rss():
+        for line in open("/proc/self/status"):
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    path, engine = sys.argv[1], sys.argv[2]
+    users = json.loads(sys.argv[3])
+    model = LocalEmbedder()
+    model.embed_batch(["warm"])
+    before = rss()
+    t = time.perf_counter()
+    m = Memory(config=MemoryConfig(path=path, engine=engine, reinforce_on_recall=False),
+               embedder=model)
+    opened = time.perf_counter() - t
+    for i, u in enumerate(users[:20]):
+        m.search(f"what did I do in Porto {i}", user_id=u)
+    after = rss()
+    m.close()
+    print(json.dumps({"reopen_s": opened, "rss_mb": (after - before) / 1024}))
+    """
+)
+
+
+def measure_reopen(path: Path, engine: str, users: list[str]) -> dict[str, float]:
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(path), engine, json.dumps(users)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    model = LocalEmbedder()
+    biggest = max([*args.sizes, *args.local_sizes])
+    pool = sentence_pool(max(args.pool, biggest // USERS + 1))
+    t = time.perf_counter()
+    table: dict[str, np.ndarray] = {}
+    for i in tqdm(range(0, len(pool), 256), desc=f"embed pool of {len(pool):,}", leave=False):
+        chunk = pool[i : i + 256]
+        for s, v in zip(chunk, model.embed_batch(chunk)):
+            table[s] = np.asarray(v, dtype=np.float32)
+    pool_s = time.perf_counter() - t
+    embedder = TableEmbedder(model, table)
+    root = Path(args.dir or tempfile.mkdtemp(prefix="mem_pipeline_bench_"))
+    results: list[dict[str, Any]] = []
+    plan = [("edge", s) for s in args.sizes] + [("local", s) for s in args.local_sizes]
+    for engine, size in plan:
+        runs = []
+        for r in range(args.repeat):
+            path = root / f"{engine}_{size}_{r}"
+            shutil.rmtree(path, ignore_errors=True)
+            build_s, users = build(path, engine, size, pool, embedder, seed=r)
+            row: dict[str, Any] = {
+                "build_facts_per_s": size / build_s,
+                **measure_recall(path, engine, users, model, args.queries, seed=100 + r),
+                **measure_reopen(path, engine, users),
+                "disk_mb": _du(path) / 2**20,
+                "disk_apparent_mb": _du(path, apparent=True) / 2**20,
+            }
+            row["add_turns_per_s"] = measure_add(path, engine, users, model, args.add_turns, seed=200 + r)
+            runs.append(row)
+            if not args.keep:
+                shutil.rmtree(path, ignore_errors=True)
+        results.append({"engine": engine, "facts": size, "users": USERS, **_median(runs), "runs": len(runs)})
+        _print_row(results[-1])
+    if not args.dir and not args.keep:
+        shutil.rmtree(root, ignore_errors=True)
+    return {
+        "pool_sentences": len(pool),
+        "pool_embed_s": pool_s,
+        "queries_per_setting": args.queries,
+        "rss_note": "RSS of a child after opening the store and 20 recalls, minus its RSS before the open",
+        "disk_note": "disk_mb: blocks allocated; disk_apparent_mb: file sizes (WAL files are 32 MiB)",
+        "results": results,
+        "python_peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def _median(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in runs[0].items():
+        if isinstance(v, dict):
+            out[k] = _median([r[k] for r in runs])
+        else:
+            out[k] = statistics.median(float(r[k]) for r in runs)
+    return out
+
+
+_HEADER = (
+    f"{'engine':6} {'facts':>8} | {'recall p50/p95 ms':>18} {'links off':>13} | {'floor p50':>9} "
+    f"{'overhead':>8} | {'add t/s':>7} {'build f/s':>9} | {'RSS MB':>6} {'disk MB':>7} {'reopen s':>8}"
+)
+
+
+def _print_row(r: dict[str, Any]) -> None:
+    if not getattr(_print_row, "done", False):
+        print(_HEADER)
+        print("-" * len(_HEADER))
+        _print_row.done = True  # type: ignore[attr-defined]
+    on, off = r["links_on"], r["links_off"]
+    print(
+        f"{r['engine']:6} {int(r['facts']):>8,} | {on['p50_ms']:>8.1f} / {on['p95_ms']:>6.1f}  "
+        f"{off['p50_ms']:>5.1f} / {off['p95_ms']:>5.1f} | {r['floor']['p50_ms']:>9.1f} "
+        f"{r['overhead_links_on']:>7.2f}x | {r['add_turns_per_s']:>7.0f} {r['build_facts_per_s']:>9.0f} | "
+        f"{r['rss_mb']:>6.0f} {r['disk_mb']:>7.1f} {r['reopen_s']:>8.2f}",
+        flush=True,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", type=int, nargs="*", default=[1000, 10000, 100000], help="edge store sizes")
+    ap.add_argument("--local-sizes", type=int, nargs="*", default=[1000], help="local-mode sizes")
+    ap.add_argument("--queries", type=int, default=200, help="queries per setting")
+    ap.add_argument("--add-turns", type=int, default=500, help="turns for the add throughput")
+    ap.add_argument("--pool", type=int, default=20000, help="distinct sentences")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per size; the median is reported")
+    ap.add_argument("--dir", help="where to build the stores (default: a temporary directory)")
+    ap.add_argument("--keep", action="store_true", help="keep the stores")
+    ap.add_argument("--json", help="write the results here")
+    args = ap.parse_args(argv)
+    out = run(args)
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(out, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
