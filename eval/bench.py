@@ -17,7 +17,8 @@ precomputed vectors (computed by the same model) and runs the model for anything
 add throughput row is measured separately with the plain model: new turns added to the
 built store in batches of 50, embedding included.
 
-**Recall.** ``Memory.search(limit=5)`` with the plain model and an empty embedding cache (each
+**Recall.** In a fresh process that opens the built store: ``Memory.search(limit=5)`` with the
+plain model and an empty embedding cache (each
 query is new), read-only (no reinforcement), links on and off, in steady state: each user has
 been recalled once since the store was opened (that first recall, which fills the per-process
 concept caches of the user, is reported apart as ``first_recall_per_user``). **Floor**: the model's time
@@ -26,8 +27,10 @@ to embed the query + the engine's own filtered dense query for the same user (ed
 can cost. ``overhead`` = pipeline p50 / floor p50.
 
 **Memory, disk, reopen.** A child process opens the built store (time to open: reopen), runs
-20 queries, and reports its resident memory (VmRSS) minus what it was before the open (the
-model loaded); disk is the blocks the store directory holds (and its apparent size).
+20 queries, and reports what its resident memory grew by since before the open (the model
+loaded): private memory (``RssAnon``) and mapped file pages (``RssFile``: WAL and segments in
+the page cache, reclaimable); disk is the blocks the store directory holds (and its apparent
+size).
 
 Output: a table on stdout and JSON (``--json``). Times swing on shared machines: compare the
 ratios, and take medians of several runs (``--repeat``).
@@ -189,7 +192,7 @@ def floor_query(m: Memory, engine: str, vec: Any, user: str) -> None:
         shard = client._shards[m.store.facts]  # type: ignore[union-attr]
         shard.query(
             qe.QueryRequest(
-                limit=20,
+                limit=40,
                 query=qe.Query.Nearest([float(x) for x in vec], using="dense"),
                 filter=_filter(flt),
                 with_payload=True,
@@ -201,7 +204,7 @@ def floor_query(m: Memory, engine: str, vec: Any, user: str) -> None:
             query=[float(x) for x in vec],
             using="dense",
             query_filter=models.Filter(must=flt.must),
-            limit=20,
+            limit=40,
             with_payload=True,
         )
 
@@ -256,21 +259,50 @@ def measure_recall(
     return out
 
 
-def measure_add(path: Path, engine: str, users: list[str], model: LocalEmbedder, n: int, seed: int) -> float:
-    """Turns per second of new raw turns added in batches of 50, embedding included."""
+def _in_child(func: str, *args: Any) -> dict[str, Any]:
+    """Run ``func(*args)`` of this module in a fresh process (a service opening the store, not
+    the process that built it and still holds its garbage); returns its JSON result."""
+    code = (
+        "import json, sys\n"
+        "from eval import bench\n"
+        "from mem_pipeline import LocalEmbedder\n"
+        "path, engine, users, n, seed = json.loads(sys.argv[1])\n"
+        f"out = bench.{func}(bench.Path(path), engine, users, LocalEmbedder(), n, seed)\n"
+        "print(json.dumps(out))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(args)],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"{func} failed:\n{done.stderr[-3000:]}")
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def measure_add(
+    path: Path, engine: str, users: list[str], model: LocalEmbedder, n: int, seed: int
+) -> dict[str, float]:
+    """Turns per second of new raw turns added in batches of 50, embedding included; and the
+    floor: the model embedding the same turns in the same batches, nothing else."""
     rng = random.Random(seed)
-    new = sentence_pool(n, seed=seed + 1)
+    new = [f"{s} (note {i})" for i, s in enumerate(sentence_pool(n, seed=seed + 1))]
     m = Memory(config=MemoryConfig(path=str(path), engine=engine), embedder=model)
     t = time.perf_counter()
     for i in range(0, len(new), BATCH):
         m.add(
-            [{"role": "user", "content": f"{s} (note {i + j})"} for j, s in enumerate(new[i : i + BATCH])],
+            [{"role": "user", "content": s} for s in new[i : i + BATCH]],
             user_id=rng.choice(users),
             infer=False,
         )
     took = time.perf_counter() - t
     m.close()
-    return len(new) / took
+    t = time.perf_counter()
+    for i in range(0, len(new), BATCH):
+        model.embed_batch(new[i : i + BATCH])
+    floor = time.perf_counter() - t
+    return {"add_turns_per_s": len(new) / took, "add_floor_turns_per_s": len(new) / floor}
 
 
 _CHILD = textwrap.dedent(
@@ -278,9 +310,12 @@ _CHILD = textwrap.dedent(
     import json, sys, time
     from mem_pipeline import LocalEmbedder, Memory, MemoryConfig
     def rss():
+        out = {}
         for line in open("/proc/self/status"):
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
+            key = line.split(":")[0]
+            if key in ("RssAnon", "RssFile"):
+                out[key] = int(line.split()[1])
+        return out
     path, engine = sys.argv[1], sys.argv[2]
     users = json.loads(sys.argv[3])
     model = LocalEmbedder()
@@ -294,7 +329,9 @@ _CHILD = textwrap.dedent(
         m.search(f"what did I do in Porto {i}", user_id=u)
     after = rss()
     m.close()
-    print(json.dumps({"reopen_s": opened, "rss_mb": (after - before) / 1024}))
+    print(json.dumps({"reopen_s": opened,
+                      "rss_mb": (after["RssAnon"] - before["RssAnon"]) / 1024,
+                      "rss_file_mb": (after["RssFile"] - before["RssFile"]) / 1024}))
     """
 )
 
@@ -332,12 +369,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             build_s, users = build(path, engine, size, pool, embedder, seed=r)
             row: dict[str, Any] = {
                 "build_facts_per_s": size / build_s,
-                **measure_recall(path, engine, users, model, args.queries, seed=100 + r),
+                **_in_child("measure_recall", str(path), engine, users, args.queries, 100 + r),
                 **measure_reopen(path, engine, users),
                 "disk_mb": _du(path) / 2**20,
                 "disk_apparent_mb": _du(path, apparent=True) / 2**20,
             }
-            row["add_turns_per_s"] = measure_add(path, engine, users, model, args.add_turns, seed=200 + r)
+            row.update(measure_add(path, engine, users, model, args.add_turns, seed=200 + r))
             runs.append(row)
             if not args.keep:
                 shutil.rmtree(path, ignore_errors=True)
@@ -349,7 +386,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "pool_sentences": len(pool),
         "pool_embed_s": pool_s,
         "queries_per_setting": args.queries,
-        "rss_note": "RSS of a child after opening the store and 20 recalls, minus its RSS before the open",
+        "rss_note": "rss_mb: private (anonymous) resident memory a child gains by opening the store "
+        "and running 20 recalls; rss_file_mb: file pages it maps meanwhile (page cache: WAL, "
+        "segments; shared and reclaimable)",
         "disk_note": "disk_mb: blocks allocated; disk_apparent_mb: file sizes (WAL files are 32 MiB)",
         "results": results,
         "python_peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
@@ -368,7 +407,8 @@ def _median(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 _HEADER = (
     f"{'engine':6} {'facts':>8} | {'recall p50/p95 ms':>18} {'links off':>13} | {'floor p50':>9} "
-    f"{'overhead':>8} | {'add t/s':>7} {'build f/s':>9} | {'RSS MB':>6} {'disk MB':>7} {'reopen s':>8}"
+    f"{'overhead':>8} | {'add t/s':>7} {'floor':>6} {'build f/s':>9} | "
+    f"{'RSS MB':>6} {'+file':>6} {'disk MB':>7} {'reopen s':>8}"
 )
 
 
@@ -381,8 +421,9 @@ def _print_row(r: dict[str, Any]) -> None:
     print(
         f"{r['engine']:6} {int(r['facts']):>8,} | {on['p50_ms']:>8.1f} / {on['p95_ms']:>6.1f}  "
         f"{off['p50_ms']:>5.1f} / {off['p95_ms']:>5.1f} | {r['floor']['p50_ms']:>9.1f} "
-        f"{r['overhead_links_on']:>7.2f}x | {r['add_turns_per_s']:>7.0f} {r['build_facts_per_s']:>9.0f} | "
-        f"{r['rss_mb']:>6.0f} {r['disk_mb']:>7.1f} {r['reopen_s']:>8.2f}",
+        f"{r['overhead_links_on']:>7.2f}x | {r['add_turns_per_s']:>7.0f} {r['add_floor_turns_per_s']:>6.0f} "
+        f"{r['build_facts_per_s']:>9.0f} | "
+        f"{r['rss_mb']:>6.0f} {r['rss_file_mb']:>6.0f} {r['disk_mb']:>7.1f} {r['reopen_s']:>8.2f}",
         flush=True,
     )
 

@@ -239,8 +239,13 @@ class EdgeClient:
         sparse = {n: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf) for n in spec.get("sparse", [])}
         if not dense and not sparse:
             sparse = {_NO_VECTOR: qe.EdgeSparseVectorParams()}
+        # payloads cached in memory: with the default (cold, read from disk per request) reading
+        # the payloads of 40 hits cost 1.0 ms of a 1.1 ms query at 10k facts; cached, 0.4 ms
         return qe.EdgeConfig(
-            vectors=dense or None, sparse_vectors=sparse or None, max_search_threads=self._search_threads
+            vectors=dense or None,
+            sparse_vectors=sparse or None,
+            max_search_threads=self._search_threads,
+            payload_memory=qe.Memory.Cached,
         )
 
     def _save_meta(self) -> None:

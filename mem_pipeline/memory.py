@@ -413,6 +413,7 @@ class Memory:
             # (the concept layer then finds their vectors in the cache)
             names = self._links.unknown(scope, [c for f in facts for c in f.concepts])
             vectors = self._embed.embed([*texts, *names])[: len(texts)]
+            recent: dict[Any, list[dict[str, Any]]] = {}  # this call's view of the latest turns
             with self._intent(scope, "add"):
                 for fact, text, vec in zip(facts, texts, vectors):
                     speaker = msgs[fact.source_turns[0]].name if fact.source_turns else None
@@ -426,7 +427,9 @@ class Memory:
                     origin = (
                         "raw" if infer is False else ("llm" if self.extractor.name == "llm" else "offline")
                     )
-                    result.events.extend(self._apply(scope, fact, text, vec, decision, fmeta, when, origin))
+                    result.events.extend(
+                        self._apply(scope, fact, text, vec, decision, fmeta, when, origin, recent)
+                    )
         return result
 
     def _decide(self, scope: Scope, fact: ExtractedFact, vec: VectorLike, result: AddResult) -> Decision:
@@ -555,6 +558,7 @@ class Memory:
         meta: dict[str, Any],
         when: datetime,
         origin: str,
+        recent: dict[Any, list[dict[str, Any]]] | None = None,
     ) -> list[AddEvent]:
         now = self.now()
         if decision.action == "NOOP":
@@ -591,7 +595,7 @@ class Memory:
             return [self._reinforce(scope, existing[0], fact, when, "exact repeat")]
         index_text = embed_text
         if origin == "raw" and self.config.context_window:
-            index_text = self._lend_context(scope, fid, embed_text, meta.get("session"))
+            index_text = self._lend_context(scope, fid, embed_text, meta.get("session"), recent)
         stored = StoredFact(
             id=fid,
             text=fact.text,
@@ -647,7 +651,14 @@ class Memory:
         self.store.add_events(scope, events)
         return out
 
-    def _lend_context(self, scope: Scope, fid: str, own: str, session: Any) -> str:
+    def _lend_context(
+        self,
+        scope: Scope,
+        fid: str,
+        own: str,
+        session: Any,
+        recent: dict[Any, list[dict[str, Any]]] | None = None,
+    ) -> str:
         """Neighbouring raw turns lend their words to each other's lexical entry.
 
         The new turn's entry gets the text of the previous ``context_window`` turns; each of
@@ -657,20 +668,33 @@ class Memory:
         (:func:`~mem_pipeline._text.as_context`) and count half as much as the turn's own words,
         so a turn that says a thing outranks the turns that merely sit next to it (LoCoMo
         tuning split R@5 .745 -> .761 at the same window).
+
+        ``recent`` is one ``add`` call's view of the latest turns per session: the store is
+        read for the first turn of a session only, later turns of the same call see the
+        turns this call wrote (the call holds the lock, so nothing else writes meanwhile).
         """
         from ._text import as_context
 
         w = self.config.context_window
         if session is not None and not isinstance(session, (str, int)):
             session = None
-        before = self.store.recent_raw(scope, session, w)
+        if recent is not None and session in recent:
+            before = recent[session]
+        else:
+            before = self.store.recent_raw(scope, session, w)
         for prev in before:
             if prev["id"] == fid or int(prev.get("ctx_after", 0)) >= w:
                 continue
             text = prev.get("index_text", prev["text"]) + "\n" + as_context(own)
-            self.store.set_lexical(prev["id"], text, {"ctx_after": int(prev.get("ctx_after", 0)) + 1})
+            after = int(prev.get("ctx_after", 0)) + 1
+            self.store.set_lexical(prev["id"], text, {"ctx_after": after})
+            prev["index_text"], prev["ctx_after"] = text, after
         lent = [as_context(p.get("embed_text") or p["text"]) for p in reversed(before) if p["id"] != fid]
-        return "\n".join([*lent, own])
+        index_text = "\n".join([*lent, own])
+        if recent is not None:
+            mine = {"id": fid, "text": own, "embed_text": own, "index_text": index_text, "ctx_after": 0}
+            recent[session] = [mine, *[p for p in before if p["id"] != fid]][:w]
+        return index_text
 
     def _reinforce(
         self, scope: Scope, target: StoredFact, fact: ExtractedFact, when: datetime, reason: str
@@ -809,7 +833,10 @@ class Memory:
                 dates=date_ranges(query, at) if cfg.date_boost else (),
                 date_boost=cfg.date_boost,
             )
-            qc = self._links.match_query(scope, query)
+            # the query's concepts feed the concept boost and the expansion; with both off,
+            # matching them (which may embed query n-grams) would be work for nothing
+            expanding = cfg.expand_links if expand is None else expand
+            qc = self._links.match_query(scope, query) if cfg.concept_boost or expanding else {}
             if qc and cfg.concept_boost:
                 spec = self._links.specificity(scope, list(qc))
                 ranked = boost_by_concepts(ranked, {c: w * spec[c] for c, w in qc.items()}, cfg.concept_boost)

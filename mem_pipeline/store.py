@@ -19,6 +19,7 @@ unscoped read or delete. Errors of qdrant-client are translated into :class:`Sto
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import time
 import uuid
@@ -112,6 +113,12 @@ def fact_to_payload(f: StoredFact, embed_text: str, index_text: str) -> dict[str
     return p
 
 
+@functools.lru_cache(maxsize=4096)
+def _scope(tenant: str, user_id: str, agent_id: str | None, run_id: str | None) -> Scope:
+    # scopes are immutable and repeat across a search's candidates: validate each once
+    return Scope(tenant=tenant, user_id=user_id, agent_id=agent_id, run_id=run_id)
+
+
 def payload_to_fact(point_id: Any, p: Mapping[str, Any]) -> StoredFact:
     created = _dt(p["created_ts"])
     assert created is not None
@@ -120,12 +127,7 @@ def payload_to_fact(point_id: Any, p: Mapping[str, Any]) -> StoredFact:
         text=p["text"],
         category=Category(p.get("category", "other")),
         concepts=list(p.get("concepts") or []),
-        scope=Scope(
-            tenant=p["tenant"],
-            user_id=p["user_id"],
-            agent_id=p.get("agent_id"),
-            run_id=p.get("run_id"),
-        ),
+        scope=_scope(p["tenant"], p["user_id"], p.get("agent_id"), p.get("run_id")),
         metadata=dict(p.get("metadata") or {}),
         created_at=created,
         updated_at=_dt(p.get("updated_ts")) or created,

@@ -81,3 +81,43 @@ def test_agent_and_run_scopes(mem) -> None:
     ]
     assert len(mem.get_all(user_id="ana", agent_id="tutor", run_id="r2")) == 0
     assert len(mem.get_all(user_id="ana")) == 2  # the user sees all their agents' facts
+
+
+def test_turn_context_same_in_one_call_or_many(embedder, clock, engine) -> None:
+    """Turns added in one call lend context exactly as when added one call each (the call
+    keeps its own view of the latest turns instead of reading them back per turn)."""
+    from mem_pipeline import Memory, MemoryConfig
+
+    turns = [
+        ("s1", "I adopted a cat named Miso."),
+        ("s1", "She sleeps on the piano all day."),
+        ("s1", "The vet said she is healthy."),
+        ("s2", "We moved to Lisbon in May."),
+        ("s1", "Miso hates the vacuum cleaner."),
+        ("s2", "The flat has a small balcony."),
+    ]
+
+    def index(batched: bool) -> list[tuple[str, str, int]]:
+        with Memory(config=MemoryConfig(path=":memory:"), embedder=embedder, clock=clock) as m:
+            msgs = [{"role": "user", "content": t} for _, t in turns]
+            if batched:
+                for session in ("s1", "s2"):
+                    m.add(
+                        [x for x, (s, _) in zip(msgs, turns) if s == session],
+                        user_id="u",
+                        infer=False,
+                        metadata={"session": session},
+                    )
+            else:
+                for session in ("s1", "s2"):
+                    for x, (s, _) in zip(msgs, turns):
+                        if s == session:
+                            m.add([x], user_id="u", infer=False, metadata={"session": session})
+            pts = m.store.user_points(m.store.facts, m.get_all(user_id="u")[0].scope)
+            return sorted((p["text"], p["index_text"], int(p.get("ctx_after", 0))) for p in pts.values())
+
+    one_by_one, in_one_call = index(False), index(True)
+    assert one_by_one == in_one_call
+    lent = dict((t, i) for t, i, _ in in_one_call)
+    assert "She sleeps on the piano" in lent["The vet said she is healthy."]  # context was lent
+    assert "Lisbon" not in lent["The vet said she is healthy."]  # never across sessions
