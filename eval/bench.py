@@ -22,9 +22,10 @@ plain model and an empty embedding cache (each
 query is new), read-only (no reinforcement), links on and off, in steady state: each user has
 been recalled once since the store was opened (that first recall, which fills the per-process
 concept caches of the user, is reported apart as ``first_recall_per_user``). **Floor**: the model's time
-to embed the query + the engine's own filtered dense query for the same user (edge:
-``EdgeShard.query``; local: ``QdrantClient.query_points``), the least any recall on that engine
-can cost. ``overhead`` = pipeline p50 / floor p50.
+to embed the query + the engine's own filtered dense query for the same user, 40 points with
+payloads, as the pipeline's first stage asks it (edge: ``EdgeShard.query``; local:
+``QdrantClient.query_points``): the least any recall on that engine can cost.
+``overhead`` = pipeline p50 / floor p50.
 
 **Memory, disk, reopen.** A child process opens the built store (time to open: reopen), runs
 20 queries, and reports what its resident memory grew by since before the open (the model

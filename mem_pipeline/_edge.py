@@ -349,11 +349,11 @@ class EdgeClient:
         self,
         collection_name: str,
         ids: Sequence[str],
-        with_payload: bool = True,
+        with_payload: bool | models.PayloadSelectorExclude = True,
         with_vectors: bool | Sequence[str] = False,
     ) -> list[EdgeRecord]:
         recs = self._shard(collection_name).retrieve(
-            [str(i) for i in ids], with_payload, _with_vector(with_vectors)
+            [str(i) for i in ids], _with_payload(with_payload), _with_vector(with_vectors)
         )
         return [_record(r) for r in recs]
 

@@ -193,6 +193,9 @@ class ConceptLinks:
         self.match_threshold = match_threshold
         self._adjacency: dict[tuple[str, str], dict[str, dict[str, dict[str, Any]]]] = {}
         self._vocab: dict[tuple[str, str], tuple[list[str], Any]] = {}
+        # concept name -> count of current facts, loaded with the vocabulary, kept in step by
+        # update(): the read path looks names and counts up here instead of in the store
+        self._counts: dict[tuple[str, str], dict[str, float]] = {}
         self._by_concept: dict[tuple[str, str], dict[str, set[str]]] = {}
 
     @staticmethod
@@ -265,11 +268,19 @@ class ConceptLinks:
             key = self._ukey(scope)
             if gone:
                 self._vocab.pop(key, None)
-            elif new and key in self._vocab:
+                self._counts.pop(key, None)
+            elif key in self._vocab:
                 import numpy as np
 
-                names, mat = self._vocab[key]
-                self._vocab[key] = ([*names, *new], np.vstack([mat, np.asarray(vecs)]))
+                counts = self._counts[key]
+                for n, d in concepts.items():
+                    if n in new:
+                        counts[n] = 1.0
+                    elif ids[n] in have:
+                        counts[n] = float(int(have[ids[n]].get("count", 0)) + d)
+                if new:
+                    names, mat = self._vocab[key]
+                    self._vocab[key] = ([*names, *new], np.vstack([mat, np.asarray(vecs)]))
         if pairs:
             self._bump_pairs(scope, {k: (float(d), 0.0) for k, d in pairs.items()}, ts)
 
@@ -310,10 +321,12 @@ class ConceptLinks:
         if scope is None:
             self._adjacency.clear()
             self._vocab.clear()
+            self._counts.clear()
             self._by_concept.clear()
         else:
             self._adjacency.pop(self._ukey(scope), None)
             self._vocab.pop(self._ukey(scope), None)
+            self._counts.pop(self._ukey(scope), None)
             self._by_concept.pop(self._ukey(scope), None)
 
     def _adjacent(self, scope: Scope) -> dict[str, dict[str, dict[str, Any]]]:
@@ -402,9 +415,8 @@ class ConceptLinks:
         grams = query_grams(query)
         if not grams:
             return {}
-        ids = {g: self._cid(scope, g) for g in grams}
-        have = self.store.get_points(self.store.concepts, list(ids.values()), scope)
-        found = {g: 1.0 for g in grams if ids[g] in have}
+        counts = self._concept_counts(scope)
+        found = {g: 1.0 for g in grams if g in counts}
         # name matching embeds 1-2 word grams (the costly part of a recall: ~1 ms per gram on
         # one core), so only those that share no word with a concept already found exactly:
         # "uncle bea" when "bea" is a concept would at best find "bea" again
@@ -423,9 +435,8 @@ class ConceptLinks:
         """``1 / (1 + ln n)`` for a concept on ``n`` facts: 1 for a rare concept, 0.18 for one on
         100 facts. A concept on many facts (a speaker's name, "work") says little about which
         fact a query wants."""
-        pts = self.store.get_points(self.store.concepts, [self._cid(scope, c) for c in concepts], scope)
-        counts = {p["name"]: max(1.0, float(p.get("count", 1))) for p in pts.values()}
-        return {c: 1.0 / (1.0 + math.log(counts.get(c, 1.0))) for c in concepts}
+        counts = self._concept_counts(scope)
+        return {c: 1.0 / (1.0 + math.log(max(1.0, counts.get(c, 1.0)))) for c in concepts}
 
     def fact_ids(self, scope: Scope, concepts: Sequence[str], limit: int) -> list[str]:
         """Ids of the user's current facts carrying these concepts (in the concepts' order), from
@@ -453,8 +464,15 @@ class ConceptLinks:
         appended by :meth:`update`, a removed one drops the cache (re-read on next use)."""
         key = self._ukey(scope)
         if key not in self._vocab:
-            self._vocab[key] = self.store.concept_vectors(scope)
+            names, mat, counts = self.store.concept_vectors(scope)
+            self._vocab[key] = (names, mat)
+            self._counts[key] = dict(zip(names, counts))
         return self._vocab[key]
+
+    def _concept_counts(self, scope: Scope) -> dict[str, float]:
+        """The user's concept names and their fact counts (cached with the vocabulary)."""
+        self._vocabulary(scope)
+        return self._counts[self._ukey(scope)]
 
     def neighbours(
         self, scope: Scope, concepts: Sequence[str], now: datetime
@@ -463,15 +481,15 @@ class ConceptLinks:
         seen: dict[int, dict[str, Any]] = {}
         for c in concepts:
             for p in adj.get(c, {}).values():
-                seen[id(p)] = p
+                # a link seen fewer than min_count times and without positive feedback is never
+                # followable (see followable): skip it before scoring. Most links of a busy
+                # concept are such one-offs, and scoring them was most of a recall's cost.
+                if float(p.get("count", 0.0)) >= self.min_count or float(p.get("fb", 0.0)) > 0:
+                    seen[id(p)] = p
         rows = list(seen.values())
         others = {r["a"] for r in rows} | {r["b"] for r in rows}
-        counts = {
-            p["name"]: float(p.get("count", 0))
-            for p in self.store.get_points(
-                self.store.concepts, [self._cid(scope, n) for n in others], scope
-            ).values()
-        }
+        known = self._concept_counts(scope)
+        counts = {n: known.get(n, 0.0) for n in others}
         out: dict[str, list[tuple[str, float]]] = {}
         wanted = set(concepts)
         for r in rows:

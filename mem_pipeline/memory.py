@@ -225,6 +225,7 @@ class Memory:
     def _repair(self, scope: Scope, op: str) -> None:
         if op == "forget":
             self.store.delete_user(scope)
+            self._links.invalidate(scope)
             return
         facts = list(self.store.scroll_facts(scope, include_invalid=True, whole_user=True))
         self._links.rebuild(scope, [f for f in facts if f.is_valid])
@@ -1057,6 +1058,7 @@ class Memory:
             n = len(list(self.store.scroll_facts(scope, include_invalid=True, whole_user=True)))
             with self._intent(scope, "forget"):
                 self.store.delete_user(scope)
+                self._links.invalidate(scope)  # the per-process concept caches of the user too
         return n
 
     def history(self, id: str, *, user_id: str, tenant: str = "default") -> list[HistoryEvent]:

@@ -454,7 +454,7 @@ class QdrantStore:
         if not ids:
             return []
         with self._translate("reading facts"):
-            recs = self.client.retrieve(self.facts, ids=list(ids), with_payload=True)
+            recs = self.client.retrieve(self.facts, ids=list(ids), with_payload=_HIT_PAYLOAD)
         return [payload_to_fact(r.id, r.payload or {}) for r in recs if _in_scope(r.payload or {}, scope)]
 
     def scroll_facts(
@@ -739,9 +739,11 @@ class QdrantStore:
         """Every point of one user in one tenant in ``collection``: id -> payload."""
         return {str(r.id): dict(r.payload or {}) for r in self._scroll(collection, user_filter(scope))}
 
-    def concept_vectors(self, scope: Scope) -> tuple[list[str], npt.NDArray[np.float32]]:
-        """Names and name embeddings of one user's concepts (for in-process matching)."""
+    def concept_vectors(self, scope: Scope) -> tuple[list[str], npt.NDArray[np.float32], list[float]]:
+        """Names, name embeddings and fact counts of one user's concepts (for in-process
+        matching)."""
         names: list[str] = []
+        counts: list[float] = []
         rows: list[list[float]] = []
         offset = None
         while True:
@@ -758,11 +760,12 @@ class QdrantStore:
                 vec = r.vector.get("name") if isinstance(r.vector, dict) else None
                 if isinstance(vec, list):
                     names.append(str((r.payload or {})["name"]))
+                    counts.append(float((r.payload or {}).get("count", 0)))
                     rows.append([float(x) for x in vec])  # type: ignore[arg-type]
             if offset is None:
                 break
         mat = np.array(rows, dtype=np.float32).reshape(len(rows), self.dimensions)
-        return names, mat
+        return names, mat, counts
 
     # -- whole user ---------------------------------------------------------------------------
     def delete_user(self, scope: Scope) -> None:

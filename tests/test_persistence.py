@@ -121,3 +121,20 @@ def test_turn_context_same_in_one_call_or_many(embedder, clock, engine) -> None:
     lent = dict((t, i) for t, i, _ in in_one_call)
     assert "She sleeps on the piano" in lent["The vet said she is healthy."]  # context was lent
     assert "Lisbon" not in lent["The vet said she is healthy."]  # never across sessions
+
+
+def test_forget_clears_what_this_process_remembers(mem) -> None:
+    """After forget, the same process (whose concept caches were warm) recalls nothing of the
+    user: no hit, no query concept, no expanded concept; then the user starts afresh."""
+    for _ in range(2):
+        mem.add("I play the cello with my friend Milo.", user_id="ana", concepts=["cello", "milo"])
+        mem.add("Milo teaches chess on Fridays.", user_id="ana", concepts=["milo", "chess"])
+    warm = mem.search("what about the cello and chess?", user_id="ana")
+    assert warm.hits and warm.query_concepts
+    mem.forget(user_id="ana")
+    after = mem.search("what about the cello and chess?", user_id="ana")
+    assert after.hits == [] and after.query_concepts == {} and after.expanded_concepts == {}
+    mem.add("I play the violin.", user_id="ana", concepts=["violin"])
+    again = mem.search("what about the cello and violin?", user_id="ana")
+    assert [h.text for h in again.hits] == ["I play the violin."]
+    assert set(again.query_concepts) == {"violin"}
