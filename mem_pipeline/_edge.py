@@ -349,7 +349,7 @@ class EdgeClient:
         self,
         collection_name: str,
         ids: Sequence[str],
-        with_payload: bool | models.PayloadSelectorExclude = True,
+        with_payload: bool | models.PayloadSelectorExclude | models.PayloadSelectorInclude = True,
         with_vectors: bool | Sequence[str] = False,
     ) -> list[EdgeRecord]:
         recs = self._shard(collection_name).retrieve(

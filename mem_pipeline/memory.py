@@ -971,35 +971,51 @@ class Memory:
         # facts rank by weight x specificity, and only the most telling concepts are read
         spec = self._links.specificity(scope, list(reach))
         telling = sorted(reach, key=lambda c: -reach[c].weight * spec[c])[: 2 * cfg.association_limit]
-        assoc: list[Hit] = []
-        for f in self.store.get_facts(
+        # score every candidate from a few payload fields; read the full facts of the winners
+        scored: list[tuple[float, str, Expansion, float, float]] = []
+        for fid, p in self.store.fact_briefs(
             scope, self._links.fact_ids(scope, telling, 20 * cfg.association_limit)
-        ):
-            if not f.is_valid:
-                continue
-            if f.id in direct:
+        ).items():
+            if fid in direct:
                 continue
             best = max(
-                (reach[c] for c in f.concepts if c in telling), key=lambda e: e.weight * spec[e.concept]
+                (reach[c] for c in p.get("concepts") or [] if c in telling),
+                key=lambda e: e.weight * spec[e.concept],
             )
+            category = str(p.get("category", "other"))
+            last_seen = p.get("last_seen_ts") or p["created_ts"]
             d = (
                 recency(
-                    f.last_seen_at, at, half_life_days=cfg.half_life(f.category.value), floor=cfg.decay_floor
+                    datetime.fromtimestamp(float(last_seen), tz=timezone.utc),
+                    at,
+                    half_life_days=cfg.half_life(category),
+                    floor=cfg.decay_floor,
                 )
                 if cfg.use_decay
                 else 1.0
             )
             rf = (
-                reinforcement(f.confirmations, f.recalls, valence=f.valence, importance=f.importance)
+                reinforcement(
+                    int(p.get("confirmations", 1)),
+                    int(p.get("recalls", 0)),
+                    valence=float(p.get("valence", 0.0)),
+                    importance=None if p.get("importance") is None else float(p["importance"]),
+                )
                 if cfg.use_decay
                 else 1.0
             )
+            scored.append((best.weight * spec[best.concept] * d * rf, fid, best, d, rf))
+        scored.sort(key=lambda t: (-t[0], t[1]))
+        scored = scored[: cfg.association_limit]
+        winners = {f.id: f for f in self.store.get_facts(scope, [t[1] for t in scored])}
+        assoc: list[Hit] = []
+        for score, fid, best, d, rf in scored:
+            if fid not in winners:  # removed between the two reads (another writer)
+                continue
             parts = ScoreParts(association=best.weight, decay=d, reinforcement=rf)
             via = Via(query_concept=best.path[0], path=best.path, weights=best.weights)
             source: Source = "association" if len(best.path) > 1 else "concept"
-            score = best.weight * spec[best.concept] * d * rf
-            assoc.append(hit_from_fact(f, score, source, parts, via))
-        assoc.sort(key=lambda h: (-h.score, h.id))
+            assoc.append(hit_from_fact(winners[fid], score, source, parts, via))
         return Recall(
             query=query,
             hits=[*hits, *assoc[: cfg.association_limit]],

@@ -195,6 +195,12 @@ _VALID = models.FieldCondition(key="valid", match=models.MatchValue(value=True))
 # what a search reads of a fact: all but the texts that were embedded and indexed (the indexed
 # text carries the neighbouring turns and is the largest field)
 _HIT_PAYLOAD = models.PayloadSelectorExclude(exclude=["embed_text", "index_text"])
+_BRIEF_PAYLOAD = models.PayloadSelectorInclude(
+    include=[
+        *("tenant", "user_id", "agent_id", "run_id", "valid", "concepts", "category"),
+        *("created_ts", "last_seen_ts", "confirmations", "recalls", "valence", "importance"),
+    ]
+)
 
 
 class QdrantStore:
@@ -456,6 +462,20 @@ class QdrantStore:
         with self._translate("reading facts"):
             recs = self.client.retrieve(self.facts, ids=list(ids), with_payload=_HIT_PAYLOAD)
         return [payload_to_fact(r.id, r.payload or {}) for r in recs if _in_scope(r.payload or {}, scope)]
+
+    def fact_briefs(self, scope: Scope, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """For the current facts of ``scope`` among ``ids``: only the fields that score a fact
+        (concepts, category, times, counts) -- candidates are many, winners few, so the full
+        facts are read for the winners only (:meth:`get_facts`)."""
+        if not ids:
+            return {}
+        with self._translate("reading facts"):
+            recs = self.client.retrieve(self.facts, ids=list(ids), with_payload=_BRIEF_PAYLOAD)
+        return {
+            str(r.id): dict(r.payload or {})
+            for r in recs
+            if _in_scope(r.payload or {}, scope) and (r.payload or {}).get("valid", True)
+        }
 
     def scroll_facts(
         self,
