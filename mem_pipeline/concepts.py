@@ -29,6 +29,8 @@ from datetime import datetime
 from itertools import combinations
 from typing import Any
 
+import numpy as np
+
 from ._text import STOPWORDS, candidate_phrases, normalize_concept, tokens
 from .models import Scope
 from .recall import Hit
@@ -270,8 +272,6 @@ class ConceptLinks:
                 self._vocab.pop(key, None)
                 self._counts.pop(key, None)
             elif key in self._vocab:
-                import numpy as np
-
                 counts = self._counts[key]
                 for n, d in concepts.items():
                     if n in new:
@@ -412,9 +412,16 @@ class ConceptLinks:
     def match_query(self, scope: Scope, query: str) -> dict[str, float]:
         """The scope's known concepts the query names: exactly (weight 1) or by name embedding
         (weight = cosine, at or above ``match_threshold``)."""
+        found, rest = self.query_terms(scope, query)
+        return self.name_matches(scope, found, self.embed.embed(rest) if rest else None)
+
+    def query_terms(self, scope: Scope, query: str) -> tuple[dict[str, float], list[str]]:
+        """The first half of :meth:`match_query`: the concepts the query names exactly, and the
+        n-grams left to match by name embedding (embedding them is the costly half, so a caller
+        may run it beside other work and pass the vectors to :meth:`name_matches`)."""
         grams = query_grams(query)
         if not grams:
-            return {}
+            return {}, []
         counts = self._concept_counts(scope)
         found = {g: 1.0 for g in grams if g in counts}
         # name matching embeds 1-2 word grams (the costly part of a recall: ~1 ms per gram on
@@ -422,13 +429,18 @@ class ConceptLinks:
         # "uncle bea" when "bea" is a concept would at best find "bea" again
         known = {w for f in found for w in f.split()}
         rest = [g for g in grams if g not in found and g.count(" ") < 2 and not known & set(g.split())][:10]
+        return found, (rest if self._vocabulary(scope)[0] else [])
+
+    def name_matches(self, scope: Scope, found: dict[str, float], vectors: Any) -> dict[str, float]:
+        """Add to ``found`` the concept each n-gram vector is closest to, at or above the
+        threshold (cosine: both sides are L2-normalised)."""
         names, mat = self._vocabulary(scope)
-        if rest and names:
-            sims = self.embed.embed(rest) @ mat.T  # cosine: both sides are L2-normalised
-            for row in sims:
-                best = int(row.argmax())
-                if row[best] >= self.match_threshold:
-                    found[names[best]] = max(found.get(names[best], 0.0), float(row[best]))
+        if vectors is None or not len(vectors) or not names:
+            return found
+        for row in np.asarray(vectors) @ mat.T:
+            best = int(row.argmax())
+            if row[best] >= self.match_threshold:
+                found[names[best]] = max(found.get(names[best], 0.0), float(row[best]))
         return found
 
     def specificity(self, scope: Scope, concepts: Sequence[str]) -> dict[str, float]:

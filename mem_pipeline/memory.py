@@ -13,6 +13,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -123,6 +124,7 @@ class Memory:
         self.config = config
         self._clock = clock
         self._lock = threading.RLock()
+        self._pool: ThreadPoolExecutor | None = None
         if embedder is None:
             embedder = (
                 OpenAIEmbedder(
@@ -176,7 +178,16 @@ class Memory:
         return OfflineExtractor()
 
     # -- lifecycle ----------------------------------------------------------------------------
+    def _helper(self) -> ThreadPoolExecutor:
+        """One worker thread for work that can overlap a recall (n-gram embedding)."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mem_pipeline")
+        return self._pool
+
     def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
         self.store.close()
 
     def __enter__(self) -> Memory:
@@ -802,7 +813,15 @@ class Memory:
         at = self.now() if now is None else _as_datetime(now, "now")
         vec = self._embed.embed_one(query)
         sparse = sparse_query(query) if cfg.use_sparse else None
+        # the query's concepts feed the concept boost and the expansion; with both off,
+        # matching them (which may embed query n-grams) would be work for nothing
+        expanding = cfg.expand_links if expand is None else expand
+        use_concepts = bool(cfg.concept_boost or expanding)
         with self._lock:
+            found, rest = self._links.query_terms(scope, query) if use_concepts else ({}, [])
+            # embedding the n-grams left to match by name runs beside the search and ranking
+            # below (the model releases the GIL; on 2 cores this hides most of its cost)
+            grams = self._helper().submit(self._embed.embed, rest) if rest else None
             cands = self.store.search(
                 scope,
                 dense=vec,
@@ -834,10 +853,11 @@ class Memory:
                 dates=date_ranges(query, at) if cfg.date_boost else (),
                 date_boost=cfg.date_boost,
             )
-            # the query's concepts feed the concept boost and the expansion; with both off,
-            # matching them (which may embed query n-grams) would be work for nothing
-            expanding = cfg.expand_links if expand is None else expand
-            qc = self._links.match_query(scope, query) if cfg.concept_boost or expanding else {}
+            qc = (
+                self._links.name_matches(scope, found, grams.result() if grams else None)
+                if use_concepts
+                else {}
+            )
             if qc and cfg.concept_boost:
                 spec = self._links.specificity(scope, list(qc))
                 ranked = boost_by_concepts(ranked, {c: w * spec[c] for c, w in qc.items()}, cfg.concept_boost)
