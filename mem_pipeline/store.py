@@ -377,13 +377,6 @@ class QdrantStore:
             return "edge"
         return "local" if type(self.client._client).__name__ == "QdrantLocal" else "server"
 
-    def optimize(self) -> bool:
-        """Merge segments and build indexes now (edge engine; a server does it by itself)."""
-        if isinstance(self.client, EdgeClient):
-            with self._translate("optimizing"):
-                return self.client.optimize()
-        return False
-
     # -- facts --------------------------------------------------------------------------------
     def upsert_facts(
         self,
