@@ -1,6 +1,6 @@
 """The Qdrant store: collection schema, payload indexes, scoped filters, upsert / search / delete.
 
-Four collections share a prefix:
+Six collections share a prefix:
 
 - ``{prefix}_facts``: one point per fact. Named vectors ``dense`` (cosine) and ``lexical``
   (sparse, ``Modifier.IDF``: Qdrant computes the IDF from its own statistics). The collection's
@@ -8,12 +8,18 @@ Four collections share a prefix:
 - ``{prefix}_events``: the history, one point per change of a fact (no vectors).
 - ``{prefix}_pending``: turns whose extraction failed, kept until processed (no vectors).
 - ``{prefix}_links``: concept links (see ``concepts``), one point per directed pair (no vectors).
+- ``{prefix}_concepts``: one point per concept of a user: name, fact count, name embedding.
 - ``{prefix}_journal``: one point per write in progress (no vectors): a write spans several
   points and collections, so it is announced here first and cleared when complete; an entry
   left by a crash tells ``Memory.recover`` which user to repair.
 
 Every method takes a :class:`~mem_pipeline.models.Scope` and filters on it; there is no
-unscoped read or delete. Errors of qdrant-client are translated into :class:`StoreError`.
+unscoped read or delete. Errors of the engines are translated into :class:`StoreError`.
+
+Three engines answer the same calls: a Qdrant server (``url=``) and qdrant-client's local mode
+through ``QdrantClient``, and qdrant-edge through :class:`~mem_pipeline._edge.EdgeClient`,
+which speaks the same subset of that API. So this module is the one implementation of the
+store for all three (``resolve_engine`` picks the embedded one).
 """
 
 from __future__ import annotations
@@ -577,11 +583,6 @@ class QdrantStore:
                     self.facts, points_selector=models.PointIdsList(points=list(ids)), wait=True
                 )
 
-    def count_facts(self, scope: Scope, *, include_invalid: bool = True) -> int:
-        flt = scope_filter(scope) if include_invalid else scope_filter(scope, _VALID)
-        with self._translate("counting"):
-            return int(self.client.count(self.facts, count_filter=flt, exact=True).count)
-
     # -- history ------------------------------------------------------------------------------
     def add_events(self, scope: Scope, events: Sequence[Mapping[str, Any]]) -> None:
         if not events:
@@ -690,35 +691,6 @@ class QdrantStore:
                 self.client.delete(
                     collection, points_selector=models.PointIdsList(points=list(ids)), wait=True
                 )
-
-    def links_touching(self, scope: Scope, concepts: Sequence[str]) -> list[dict[str, Any]]:
-        flt = user_filter(scope)
-        flt.should = [
-            models.FieldCondition(key="a", match=models.MatchAny(any=list(concepts))),
-            models.FieldCondition(key="b", match=models.MatchAny(any=list(concepts))),
-        ]
-        return [dict(r.payload or {}) for r in self._scroll(self.links, flt)]
-
-    def match_concepts(
-        self, scope: Scope, vectors: Sequence[VectorLike], threshold: float
-    ) -> list[list[tuple[str, float]]]:
-        """For each vector, the scope's concepts whose name embedding is >= threshold."""
-        if not vectors:
-            return []
-        reqs = [
-            models.QueryRequest(
-                query=[float(x) for x in v],
-                using="name",
-                filter=user_filter(scope),
-                limit=3,
-                score_threshold=threshold,
-                with_payload=True,
-            )
-            for v in vectors
-        ]
-        with self._translate("matching concepts"):
-            resps = self.client.query_batch_points(self.concepts, requests=reqs)
-        return [[(str((p.payload or {})["name"]), float(p.score)) for p in r.points] for r in resps]
 
     def fact_concepts(self, scope: Scope) -> list[tuple[str, list[str]]]:
         """(id, concepts) of every current fact of one user in one tenant."""
