@@ -283,27 +283,36 @@ def _in_child(func: str, *args: Any) -> dict[str, Any]:
 
 
 def measure_add(
-    path: Path, engine: str, users: list[str], model: LocalEmbedder, n: int, seed: int
+    path: Path, engine: str, users: list[str], model: LocalEmbedder, n: int, seed: int, pool: set[str]
 ) -> dict[str, float]:
-    """Turns per second of new raw turns added in batches of 50, embedding included; and the
-    floor: the model embedding the same turns in the same batches, nothing else."""
+    """Turns per second of new raw turns added in batches of 50, embedding included, and the
+    floor: the model embedding the same turns in the same batches, nothing else. Two workloads:
+    sentences the store has never seen, made from the same vocabulary (most of their concepts
+    are known to the user), and the same with a tag that makes every turn name a new concept
+    (each new concept's name is embedded too: the worst case)."""
     rng = random.Random(seed)
-    new = [f"{s} (note {i})" for i, s in enumerate(sentence_pool(n, seed=seed + 1))]
-    m = Memory(config=MemoryConfig(path=str(path), engine=engine), embedder=model)
+    fresh = [x for x in sentence_pool(n + len(pool), seed=seed + 1) if x not in pool][:n]
+    workloads = {
+        "add_turns_per_s": fresh,
+        "add_new_concept_turns_per_s": [f"{x} (tag t{i})" for i, x in enumerate(fresh)],
+    }
+    out: dict[str, float] = {}
+    for key, turns in workloads.items():
+        m = Memory(config=MemoryConfig(path=str(path), engine=engine), embedder=model)
+        t = time.perf_counter()
+        for i in range(0, len(turns), BATCH):
+            m.add(
+                [{"role": "user", "content": x} for x in turns[i : i + BATCH]],
+                user_id=rng.choice(users),
+                infer=False,
+            )
+        out[key] = len(turns) / (time.perf_counter() - t)
+        m.close()
     t = time.perf_counter()
-    for i in range(0, len(new), BATCH):
-        m.add(
-            [{"role": "user", "content": s} for s in new[i : i + BATCH]],
-            user_id=rng.choice(users),
-            infer=False,
-        )
-    took = time.perf_counter() - t
-    m.close()
-    t = time.perf_counter()
-    for i in range(0, len(new), BATCH):
-        model.embed_batch(new[i : i + BATCH])
-    floor = time.perf_counter() - t
-    return {"add_turns_per_s": len(new) / took, "add_floor_turns_per_s": len(new) / floor}
+    for i in range(0, len(fresh), BATCH):
+        model.embed_batch(fresh[i : i + BATCH])
+    out["add_floor_turns_per_s"] = len(fresh) / (time.perf_counter() - t)
+    return out
 
 
 _CHILD = textwrap.dedent(
@@ -375,7 +384,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "disk_mb": _du(path) / 2**20,
                 "disk_apparent_mb": _du(path, apparent=True) / 2**20,
             }
-            row.update(measure_add(path, engine, users, model, args.add_turns, seed=200 + r))
+            row.update(measure_add(path, engine, users, model, args.add_turns, 200 + r, set(pool)))
             runs.append(row)
             if not args.keep:
                 shutil.rmtree(path, ignore_errors=True)
@@ -408,7 +417,7 @@ def _median(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 _HEADER = (
     f"{'engine':6} {'facts':>8} | {'recall p50/p95 ms':>18} {'links off':>13} | {'floor p50':>9} "
-    f"{'overhead':>8} | {'add t/s':>7} {'floor':>6} {'build f/s':>9} | "
+    f"{'overhead':>8} | {'add t/s':>7} {'new c.':>6} {'floor':>6} {'build f/s':>9} | "
     f"{'RSS MB':>6} {'+file':>6} {'disk MB':>7} {'reopen s':>8}"
 )
 
@@ -422,7 +431,8 @@ def _print_row(r: dict[str, Any]) -> None:
     print(
         f"{r['engine']:6} {int(r['facts']):>8,} | {on['p50_ms']:>8.1f} / {on['p95_ms']:>6.1f}  "
         f"{off['p50_ms']:>5.1f} / {off['p95_ms']:>5.1f} | {r['floor']['p50_ms']:>9.1f} "
-        f"{r['overhead_links_on']:>7.2f}x | {r['add_turns_per_s']:>7.0f} {r['add_floor_turns_per_s']:>6.0f} "
+        f"{r['overhead_links_on']:>7.2f}x | {r['add_turns_per_s']:>7.0f} "
+        f"{r['add_new_concept_turns_per_s']:>6.0f} {r['add_floor_turns_per_s']:>6.0f} "
         f"{r['build_facts_per_s']:>9.0f} | "
         f"{r['rss_mb']:>6.0f} {r['rss_file_mb']:>6.0f} {r['disk_mb']:>7.1f} {r['reopen_s']:>8.2f}",
         flush=True,
