@@ -68,6 +68,21 @@ def _utf8(text: str, what: str) -> str:
     return text
 
 
+def _brief(f: StoredFact) -> dict[str, Any]:
+    """The fields association scoring reads, from a fact already in hand (the payload shape of
+    ``QdrantStore.fact_briefs``)."""
+    return {
+        "concepts": f.concepts,
+        "category": f.category.value,
+        "created_ts": f.created_at.timestamp(),
+        "last_seen_ts": f.last_seen_at.timestamp(),
+        "confirmations": f.confirmations,
+        "recalls": f.recalls,
+        "valence": f.valence,
+        "importance": f.importance,
+    }
+
+
 def fact_id(scope: Scope, text: str) -> str:
     """Deterministic id: the same text in the same scope is always the same fact."""
     return str(uuid.uuid5(_ID_NAMESPACE, scope.key() + "\x1e" + normalize_text(text)))
@@ -866,7 +881,7 @@ class Memory:
                 by_id = {c.fact.id: c.fact for c in cands}
                 for h in hits:
                     self.store.set_fact_fields(h.id, {"recalls": by_id[h.id].recalls + 1})
-            return self._associate(scope, query, hits, at, expand, qc)
+            return self._associate(scope, query, hits, at, expand, qc, {c.fact.id: c.fact for c in cands})
 
     def get(
         self,
@@ -966,9 +981,11 @@ class Memory:
         at: datetime,
         expand_links: bool | None,
         qc: dict[str, float],
+        seen: Mapping[str, StoredFact] | None = None,
     ) -> Recall:
         """Add the query's concepts, the concepts its links reach, and association hits (facts
-        reached only through an expanded concept) after the direct hits."""
+        reached only through an expanded concept) after the direct hits. ``seen``: facts the
+        search already read (not read again)."""
         cfg = self.config
         if not (cfg.expand_links if expand_links is None else expand_links) or not qc:
             return Recall(query=query, hits=hits, query_concepts=qc)
@@ -993,9 +1010,11 @@ class Memory:
         telling = sorted(reach, key=lambda c: -reach[c].weight * spec[c])[: 2 * cfg.association_limit]
         # score every candidate from a few payload fields; read the full facts of the winners
         scored: list[tuple[float, str, Expansion, float, float]] = []
-        for fid, p in self.store.fact_briefs(
-            scope, self._links.fact_ids(scope, telling, 20 * cfg.association_limit)
-        ).items():
+        seen = seen or {}
+        ids = self._links.fact_ids(scope, telling, 20 * cfg.association_limit)
+        briefs = {fid: _brief(seen[fid]) for fid in ids if fid in seen and seen[fid].is_valid}
+        briefs.update(self.store.fact_briefs(scope, [fid for fid in ids if fid not in seen]))
+        for fid, p in briefs.items():
             if fid in direct:
                 continue
             best = max(
@@ -1027,7 +1046,10 @@ class Memory:
             scored.append((best.weight * spec[best.concept] * d * rf, fid, best, d, rf))
         scored.sort(key=lambda t: (-t[0], t[1]))
         scored = scored[: cfg.association_limit]
-        winners = {f.id: f for f in self.store.get_facts(scope, [t[1] for t in scored])}
+        winners = {t[1]: seen[t[1]] for t in scored if t[1] in seen}
+        winners.update(
+            {f.id: f for f in self.store.get_facts(scope, [t[1] for t in scored if t[1] not in seen])}
+        )
         assoc: list[Hit] = []
         for score, fid, best, d, rf in scored:
             if fid not in winners:  # removed between the two reads (another writer)
