@@ -91,11 +91,15 @@ def _term_index(term: str) -> int:
 
 
 # BM25's term-frequency saturation, computed client side; Qdrant applies the IDF (Modifier.IDF)
-# at query time from its own collection statistics. k1, b and the average length are the usual
-# BM25 constants for short documents.
+# at query time from its own collection statistics. k1 and b are the usual BM25 constants. The
+# average length (weighted content words) is what a raw turn's entry measures with its lent
+# context: on LoCoMo a turn has a median of 9 content words of its own and its entry 28 (mean
+# 29) with two neighbours each side at half weight. An average set too short (it was 16)
+# penalises every entry with context as "long" and lets the few short turns that happen to
+# repeat a query word win: R@5/R@10 .752/.841 -> see README "Recall quality".
 _K1 = 1.2
 _B = 0.75
-_AVG_LEN = 16.0
+_AVG_LEN = 28.0
 
 
 #: A line of a lexical entry that starts with this mark is context lent by a neighbouring

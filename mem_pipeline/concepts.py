@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ._text import STOPWORDS, candidate_phrases, normalize_concept, tokens
+from ._text import STOPWORDS, candidate_phrases, content_words, normalize_concept, tokens
 from .models import Scope
 from .recall import Hit
 
@@ -153,12 +153,22 @@ def boost_by_concepts(hits: Sequence[Hit], query_concepts: Mapping[str, float], 
     A hit whose concepts include query concept ``c`` (matched with weight ``w``) has its score
     multiplied by ``1 + boost * w`` (the best such concept counts); ``parts.concept`` records
     ``w``. Returns the hits re-sorted, best first.
+
+    Only a concept whose words are *not* in the hit's own text counts: a tag like "dog" on
+    "we adopted a puppy" tells the ranking something the words do not, while a tag that
+    repeats the text ("painting" on "I love painting", as the key phrases of a raw turn do)
+    was already scored by the lexical signal, and boosting it would count the same words
+    twice (LoCoMo R@5 -0.016 when it did; see README "Recall quality").
     """
     if not query_concepts or boost <= 0:
         return list(hits)
     out = []
     for h in hits:
-        w = max((query_concepts[c] for c in h.concepts if c in query_concepts), default=0.0)
+        tagged = [c for c in h.concepts if c in query_concepts]
+        if tagged:
+            words = set(content_words(h.text))
+            tagged = [c for c in tagged if not set(content_words(c)) <= words]
+        w = max((query_concepts[c] for c in tagged), default=0.0)
         if w > 0:
             h = h.model_copy(
                 update={

@@ -106,6 +106,10 @@ class MemoryConfig(BaseModel):
     # LoCoMo R@5/R@10, tuning split: none .761/.860, 0.2 .766/.868, **0.4 .774/.870**;
     # held-out: none .742/.817, 0.4 .758/.829 (12% of questions name a date).
     date_boost: float = Field(default=0.4, ge=0, le=1)
+    # a candidate whose metadata names a session gains session_boost x the best relevance in its
+    # session (see ``recall.rank``): where one turn matches strongly, its neighbours in the same
+    # conversation are likelier to hold the rest of the answer. LoCoMo: see README.
+    session_boost: float = Field(default=0.2, ge=0, le=1)
 
     # concept links (see mem_pipeline.concepts). concept_match_threshold: a query n-gram matches
     # a stored concept by name embedding at or above this cosine. Measured with

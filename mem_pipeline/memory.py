@@ -867,6 +867,7 @@ class Memory:
                 speaker_boost=cfg.speaker_boost,
                 dates=date_ranges(query, at) if cfg.date_boost else (),
                 date_boost=cfg.date_boost,
+                session_boost=cfg.session_boost,
             )
             qc = (
                 self._links.name_matches(scope, found, grams.result() if grams else None)

@@ -156,6 +156,7 @@ def rank(
     speaker_boost: float = 0.0,
     dates: Sequence[tuple[datetime, datetime]] = (),
     date_boost: float = 0.0,
+    session_boost: float = 0.0,
 ) -> list[Hit]:
     """Score candidates (pure): relevance x decay x reinforcement, best first.
 
@@ -164,6 +165,12 @@ def rank(
     A candidate created within one of the query's ``dates`` ranges ``[start, end)``, or up to
     :data:`DATE_SLACK` after it (people report a day's events the next days: "yesterday I..."),
     has its relevance multiplied by ``1 + date_boost``.
+
+    With ``session_boost``, each candidate that has a ``metadata["session"]`` gains
+    ``session_boost`` x the best relevance among the candidates of its session: a conversation
+    that holds a strong match for the query is where the rest of the answer tends to be (the
+    turn that asked, the turn that answered, the follow-up), so its other relevant turns rise
+    above equally relevant turns of unrelated conversations.
     """
     rel = fuse([c.dense for c in candidates], [c.lexical for c in candidates], dense_weight=dense_weight)
     if named_speakers and speaker_boost:
@@ -180,6 +187,8 @@ def rank(
             else r
             for c, r in zip(candidates, rel)
         ]
+    if session_boost:
+        rel = _session_lift(candidates, rel, session_boost)
     hits = []
     for c, r in zip(candidates, rel):
         f = c.fact
@@ -208,6 +217,18 @@ def rank(
         hits.append(hit_from_fact(f, r * d * rf, "semantic" if c.dense is not None else "lexical", parts))
     hits.sort(key=lambda h: h.score, reverse=True)
     return hits
+
+
+def _session_lift(candidates: Sequence[Candidate], rel: list[float], boost: float) -> list[float]:
+    best: dict[Any, float] = {}
+    keys = []
+    for c, r in zip(candidates, rel):
+        key = c.fact.metadata.get("session")
+        key = key if isinstance(key, (str, int)) and not isinstance(key, bool) else None
+        keys.append(key)
+        if key is not None and r > best.get(key, float("-inf")):
+            best[key] = r
+    return [r if key is None else r + boost * best[key] for key, r in zip(keys, rel)]
 
 
 def hit_from_fact(

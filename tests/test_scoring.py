@@ -262,3 +262,63 @@ def test_named_date_ranks_that_days_turns_higher(mem, clock) -> None:
     # without the date the more recent one wins (decay breaks the tie)
     hits = mem.search("What did Jo bake?", user_id="d", reinforce=False).hits
     assert hits[0].created_at.date() == (clock.now - timedelta(days=10)).date()
+
+
+def _candidate(i: str, dense: float, session: object = None) -> object:
+    from mem_pipeline.models import Category, Scope, StoredFact
+    from mem_pipeline.store import Candidate
+
+    meta = {} if session is None else {"session": session}
+    fact = StoredFact(
+        id=i,
+        text=i,
+        category=Category.OTHER,
+        concepts=[],
+        scope=Scope.of("u"),
+        metadata=meta,
+        created_at=NOW,
+        updated_at=NOW,
+        last_seen_at=NOW,
+        valid_from=NOW,
+    )
+    return Candidate(fact, dense=dense, lexical=None)
+
+
+def test_session_of_a_strong_match_lifts_its_other_turns() -> None:
+    from mem_pipeline.recall import rank
+
+    cands = [
+        _candidate("strong", 0.9, session=1),
+        _candidate("same-session", 0.5, session=1),
+        _candidate("other-session", 0.52, session=2),
+        _candidate("no-session", 0.52),
+        _candidate("floor", 0.1, session=3),
+    ]
+    kw = {"now": NOW, "half_lives": {}, "dense_weight": 1.0, "decay_floor": 1.0, "use_decay": False}
+    plain = [h.id for h in rank(cands, **kw)]
+    assert plain.index("same-session") > plain.index("other-session")
+    lifted = rank(cands, session_boost=0.2, **kw)
+    order = [h.id for h in lifted]
+    assert order[:2] == ["strong", "same-session"]  # 0.5 + 0.2 x 1.0 beats 0.52 + 0.2 x 0.52
+    by_id = {h.id: h for h in lifted}
+    # a turn without a session gets no lift; a session's best turn gains 0.2 x its own score
+    assert by_id["no-session"].parts.relevance == pytest.approx((0.52 - 0.1) / 0.8)
+    assert by_id["strong"].parts.relevance == pytest.approx(1.2)
+    assert by_id["floor"].parts.relevance == pytest.approx(0.0)
+
+
+def test_concept_boost_counts_only_tags_the_text_does_not_say() -> None:
+    from mem_pipeline.concepts import boost_by_concepts
+    from mem_pipeline.models import Category
+    from mem_pipeline.recall import Hit
+
+    def hit(i: str, text: str, concepts: list[str]) -> Hit:
+        return Hit(id=i, text=text, score=1.0, source="semantic", category=Category.OTHER,
+                   concepts=concepts, metadata={}, created_at=NOW)
+
+    tagged = hit("tag", "We adopted a puppy from the shelter.", ["dog", "shelter"])
+    repeats = hit("words", "I love painting landscapes.", ["painting"])
+    out = {h.id: h for h in boost_by_concepts([repeats, tagged], {"dog": 1.0, "painting": 1.0}, 0.3)}
+    assert out["tag"].score == pytest.approx(1.3) and out["tag"].parts.concept == 1.0
+    # "painting" is the hit's own word: the lexical signal already scored it
+    assert out["words"].score == pytest.approx(1.0) and out["words"].parts.concept == 0.0
