@@ -83,6 +83,9 @@ def test_timeout_retry_backoff_scenario_across_processes(tmp_path, embedder, clo
     assert "backoff" not in r.expanded_concepts
     # "timed out" finds the concept "timeout" by name embedding
     assert "timeout" in m.search("it timed out", user_id="dev").query_concepts
+    # ... only as a fallback: a query that names a concept exactly embeds no n-grams
+    found, rest = m._links.query_terms(Scope.of("dev"), "a timeout, then it timed out")
+    assert found == {"timeout": 1.0} and rest == []
     # feedback: the backoff note helped -> backoff becomes a neighbour of timeout
     assert m.feedback([backoff], True, user_id="dev", query="timeout")["links"] >= 1
     m.close()
