@@ -108,7 +108,8 @@ class MemoryConfig(BaseModel):
     date_boost: float = Field(default=0.4, ge=0, le=1)
     # a candidate whose metadata names a session gains session_boost x the best relevance in its
     # session (see ``recall.rank``): where one turn matches strongly, its neighbours in the same
-    # conversation are likelier to hold the rest of the answer. LoCoMo: see README.
+    # conversation are likelier to hold the rest of the answer. LoCoMo (all 7 conversations)
+    # R@5/R@10: none .773/.840, **0.2 .782/.853**; hand-written set R@5 .80 -> .82.
     session_boost: float = Field(default=0.2, ge=0, le=1)
 
     # concept links (see mem_pipeline.concepts). concept_match_threshold: a query n-gram matches
