@@ -322,3 +322,50 @@ def test_concept_boost_counts_only_tags_the_text_does_not_say() -> None:
     assert out["tag"].score == pytest.approx(1.3) and out["tag"].parts.concept == 1.0
     # "painting" is the hit's own word: the lexical signal already scored it
     assert out["words"].score == pytest.approx(1.0) and out["words"].parts.concept == 0.0
+
+
+def test_neighbour_lift_raises_the_answer_with_its_question() -> None:
+    from mem_pipeline.recall import neighbour_ids, neighbour_similarity, rank
+
+    question = _candidate("question", 0.8, session=1)
+    answer = _candidate("answer", 0.3, session=1)  # "Yes, the one by the lake!"
+    other = _candidate("other", 0.35, session=2)
+    far = _candidate("far", 0.3, session=1)
+    question.fact.next_id, answer.fact.prev_id = "answer", "question"
+    answer.fact.next_id, far.fact.prev_id = "after-answer", "outside-pool"
+    cands = [question, answer, other, far]
+    # neighbours outside the pool are asked of the store; those scored in the pool are not
+    assert neighbour_ids(cands) == ["after-answer", "outside-pool"]
+    nbrs = neighbour_similarity(cands, {"after-answer": 0.1})
+    # "far"'s only neighbour was not scored (e.g. outside the scope): no lift, not a zero
+    assert nbrs == [pytest.approx(0.3), pytest.approx(0.8), None, None]
+    kw = {"now": NOW, "half_lives": {}, "dense_weight": 1.0, "decay_floor": 1.0, "use_decay": False}
+    plain = [h.id for h in rank(cands, **kw)]
+    assert plain.index("other") < plain.index("answer")
+    lifted = rank(cands, neighbours=nbrs, neighbour_lift=0.3, **kw)
+    order = [h.id for h in lifted]
+    assert order.index("answer") < order.index("other")  # 0.3 + 0.3 x 0.8 > 0.35
+    by_id = {h.id: h for h in lifted}
+    assert by_id["answer"].parts.neighbour == pytest.approx(0.8)
+    assert by_id["answer"].parts.similarity == pytest.approx(0.3)  # its own cosine, shown apart
+    assert by_id["other"].parts.neighbour == 0.0
+
+
+def test_raw_turns_record_their_neighbours(mem) -> None:
+    turns = [
+        ("Mel", "Did you ever see the Perseid meteor shower?"),
+        ("Caroline", "Yes! Lying by the lake, it was magical."),
+        ("Mel", "I bought new running shoes."),
+    ]
+    ids = []
+    for name, text in turns:
+        ids += mem.add([{"role": "user", "content": text, "name": name}], user_id="c", infer=False,
+                       metadata={"session": 1}).ids
+    mem.add([{"role": "user", "content": "Another day, another chat.", "name": "Mel"}],
+            user_id="c", infer=False, metadata={"session": 2})
+    facts = [mem.get(i, user_id="c") for i in ids]
+    assert [f.prev_id for f in facts] == [None, ids[0], ids[1]]
+    assert [f.next_id for f in facts] == [ids[1], ids[2], None]  # session 2 is not a neighbour
+    hits = mem.search("When did Caroline see the meteor shower?", user_id="c", reinforce=False).hits
+    answer = next(h for h in hits if h.id == ids[1])
+    assert answer.parts.neighbour > answer.parts.similarity  # the question it answers is closer
