@@ -701,9 +701,9 @@ class Memory:
         read for the first turn of a session only, later turns of the same call see the
         turns this call wrote (the call holds the lock, so nothing else writes meanwhile).
 
-        Returns the new turn's lexical entry and the id of the turn said just before it in the
-        same session, if the turn has one (that turn's ``next_id`` becomes the new turn's id):
-        the adjacency the read path's neighbour lift follows (:func:`~mem_pipeline.recall.rank`).
+        Returns the new turn's lexical entry and the id of the turn said just before it (whose
+        ``next_id`` becomes the new turn's id): the adjacency the read path's neighbour lift
+        follows (:func:`~mem_pipeline.recall.rank`).
         """
         from ._text import as_context
 
@@ -715,9 +715,7 @@ class Memory:
         else:
             before = self.store.recent_raw(scope, session, w)
         before = [p for p in before if p["id"] != fid]
-        # adjacency only within a named session: turns without one may be unrelated notes,
-        # and one note's similarity must not lift the next
-        prev_id = before[0]["id"] if before and session is not None else None
+        prev_id = before[0]["id"] if before else None
         for prev in before:
             if int(prev.get("ctx_after", 0)) >= w:
                 continue

@@ -369,11 +369,3 @@ def test_raw_turns_record_their_neighbours(mem) -> None:
     hits = mem.search("When did Caroline see the meteor shower?", user_id="c", reinforce=False).hits
     answer = next(h for h in hits if h.id == ids[1])
     assert answer.parts.neighbour > answer.parts.similarity  # the question it answers is closer
-
-
-def test_turns_without_a_session_are_not_neighbours(mem) -> None:
-    a, b = (
-        mem.add([{"role": "user", "content": t, "name": "Mel"}], user_id="c", infer=False).ids[0]
-        for t in ("The deploy timed out.", "Backoff fixed the flaky call.")
-    )
-    assert mem.get(a, user_id="c").next_id is None and mem.get(b, user_id="c").prev_id is None
