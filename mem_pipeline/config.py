@@ -111,10 +111,6 @@ class MemoryConfig(BaseModel):
     # conversation are likelier to hold the rest of the answer. LoCoMo (all 7 conversations)
     # R@5/R@10: none .773/.840, **0.2 .782/.853**; hand-written set R@5 .80 -> .82.
     session_boost: float = Field(default=0.2, ge=0, le=1)
-    # raw turns: a candidate's cosine gains neighbour_lift x the best cosine of the turns said
-    # just before and after it (see ``recall.rank``), so an answer ("yes, the one by the lake")
-    # rises with the question it answers. LoCoMo: see README.
-    neighbour_lift: float = Field(default=0.3, ge=0, le=1)
 
     # concept links (see mem_pipeline.concepts). concept_match_threshold: a query n-gram matches
     # a stored concept by name embedding at or above this cosine. Measured with

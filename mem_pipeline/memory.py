@@ -620,9 +620,9 @@ class Memory:
         existing = self.store.get_facts(scope, [fid])
         if existing and existing[0].is_valid:
             return [self._reinforce(scope, existing[0], fact, when, "exact repeat")]
-        index_text, prev_id = embed_text, None
+        index_text = embed_text
         if origin == "raw" and self.config.context_window:
-            index_text, prev_id = self._lend_context(scope, fid, embed_text, meta.get("session"), recent)
+            index_text = self._lend_context(scope, fid, embed_text, meta.get("session"), recent)
         stored = StoredFact(
             id=fid,
             text=fact.text,
@@ -635,7 +635,6 @@ class Memory:
             last_seen_at=when,
             valid_from=when,
             origin=origin,  # type: ignore[arg-type]
-            prev_id=prev_id,
         )
         self.store.upsert_facts([(stored, vec, embed_text, index_text)])
         self._links.update(scope, [], stored.concepts, when, fact_id=stored.id)
@@ -686,7 +685,7 @@ class Memory:
         own: str,
         session: Any,
         recent: dict[Any, list[dict[str, Any]]] | None = None,
-    ) -> tuple[str, str | None]:
+    ) -> str:
         """Neighbouring raw turns lend their words to each other's lexical entry.
 
         The new turn's entry gets the text of the previous ``context_window`` turns; each of
@@ -700,10 +699,6 @@ class Memory:
         ``recent`` is one ``add`` call's view of the latest turns per session: the store is
         read for the first turn of a session only, later turns of the same call see the
         turns this call wrote (the call holds the lock, so nothing else writes meanwhile).
-
-        Returns the new turn's lexical entry and the id of the turn said just before it (whose
-        ``next_id`` becomes the new turn's id): the adjacency the read path's neighbour lift
-        follows (:func:`~mem_pipeline.recall.rank`).
         """
         from ._text import as_context
 
@@ -714,24 +709,19 @@ class Memory:
             before = recent[session]
         else:
             before = self.store.recent_raw(scope, session, w)
-        before = [p for p in before if p["id"] != fid]
-        prev_id = before[0]["id"] if before else None
         for prev in before:
-            if int(prev.get("ctx_after", 0)) >= w:
+            if prev["id"] == fid or int(prev.get("ctx_after", 0)) >= w:
                 continue
             text = prev.get("index_text", prev["text"]) + "\n" + as_context(own)
             after = int(prev.get("ctx_after", 0)) + 1
-            fields: dict[str, Any] = {"ctx_after": after}
-            if prev["id"] == prev_id:
-                fields["next_id"] = fid
-            self.store.set_lexical(prev["id"], text, fields)
+            self.store.set_lexical(prev["id"], text, {"ctx_after": after})
             prev["index_text"], prev["ctx_after"] = text, after
-        lent = [as_context(p.get("embed_text") or p["text"]) for p in reversed(before)]
+        lent = [as_context(p.get("embed_text") or p["text"]) for p in reversed(before) if p["id"] != fid]
         index_text = "\n".join([*lent, own])
         if recent is not None:
             mine = {"id": fid, "text": own, "embed_text": own, "index_text": index_text, "ctx_after": 0}
-            recent[session] = [mine, *before][:w]
-        return index_text, prev_id
+            recent[session] = [mine, *[p for p in before if p["id"] != fid]][:w]
+        return index_text
 
     def _reinforce(
         self, scope: Scope, target: StoredFact, fact: ExtractedFact, when: datetime, reason: str
@@ -829,7 +819,7 @@ class Memory:
         ``config.expand_links``) up to ``config.association_limit`` association hits follow,
         each with the concept path that reached it (``hit.via``)."""
         from ._text import date_ranges
-        from .recall import fill_dense, neighbour_ids, neighbour_similarity
+        from .recall import fill_dense
 
         scope = Scope.of(user_id, tenant, agent_id, run_id)
         query = self._text(query, "query")
@@ -858,13 +848,8 @@ class Memory:
             # a turn found by the lexical search alone gets its true cosine, not a missing
             # value that min-max would score as the worst similarity of the pool
             missing = [c.fact.id for c in cands if c.dense is None]
-            # and the turns said just before and after each candidate get theirs (one engine
-            # query for both), for the neighbour lift
-            adjacent = neighbour_ids(cands) if cfg.neighbour_lift else []
-            wanted = list(dict.fromkeys([*missing, *adjacent]))
-            scores = self.store.dense_scores(scope, vec, wanted) if wanted else {}
-            fill_dense(cands, scores)
-            nbrs = neighbour_similarity(cands, scores) if cfg.neighbour_lift else None
+            if missing:
+                fill_dense(cands, self.store.dense_scores(scope, vec, missing))
             qtokens = set(tokens(query))
             named = frozenset(
                 sp
@@ -883,8 +868,6 @@ class Memory:
                 dates=date_ranges(query, at) if cfg.date_boost else (),
                 date_boost=cfg.date_boost,
                 session_boost=cfg.session_boost,
-                neighbours=nbrs,
-                neighbour_lift=cfg.neighbour_lift,
             )
             qc = (
                 self._links.name_matches(scope, found, grams.result() if grams else None)

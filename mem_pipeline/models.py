@@ -146,10 +146,6 @@ class StoredFact(BaseModel):
     valence: float = 0.0
     importance: float | None = None
     origin: Literal["raw", "offline", "llm", "manual"] = "raw"
-    #: raw turns: the ids of the turns said just before and just after this one in the same
-    #: session (set as turns arrive; see ``Memory._lend_context``)
-    prev_id: str | None = None
-    next_id: str | None = None
 
     @property
     def is_valid(self) -> bool:
@@ -206,8 +202,6 @@ class ScoreParts(BaseModel):
     """Why a hit ranked where it did. ``score`` = relevance x decay x reinforcement (+ association)."""
 
     similarity: float = 0.0
-    #: the best cosine of the turns said just before and after (raw turns; see ``rank``)
-    neighbour: float = 0.0
     lexical: float = 0.0
     relevance: float = 0.0
     decay: float = 1.0

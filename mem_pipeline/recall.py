@@ -14,7 +14,7 @@ from .decay import fuse, recency, reinforcement
 from .models import Category, ScoreParts, StoredFact, Via
 from .store import Candidate
 
-__all__ = ["DATE_SLACK", "Hit", "Recall", "fill_dense", "neighbour_ids", "neighbour_similarity", "rank"]
+__all__ = ["DATE_SLACK", "Hit", "Recall", "fill_dense", "rank"]
 
 #: semantic/lexical: found by the text search; concept: tagged with a concept the query names
 #: but missed by the text search; association: reached only through concept links (``via``).
@@ -144,34 +144,6 @@ def fill_dense(candidates: Sequence[Candidate], scores: Mapping[str, float]) -> 
             c.dense = float(scores[c.fact.id])
 
 
-def neighbour_ids(candidates: Sequence[Candidate]) -> list[str]:
-    """The ids of the turns adjacent to the candidates (``prev_id``/``next_id``) that are not
-    candidates with a dense score themselves: whose cosine the store must be asked for."""
-    known = {c.fact.id for c in candidates if c.dense is not None}
-    out: dict[str, None] = {}
-    for c in candidates:
-        for n in (c.fact.prev_id, c.fact.next_id):
-            if n and n not in known:
-                out[n] = None
-    return list(out)
-
-
-def neighbour_similarity(candidates: Sequence[Candidate], scores: Mapping[str, float]) -> list[float | None]:
-    """For each candidate, the best cosine of the turns said just before and after it: from the
-    candidates' own dense scores, else from ``scores`` (the store's, for neighbours outside the
-    pool); None for a candidate with no adjacent turn."""
-    dense = {c.fact.id: c.dense for c in candidates if c.dense is not None}
-    out: list[float | None] = []
-    for c in candidates:
-        vals = [
-            v
-            for n in (c.fact.prev_id, c.fact.next_id)
-            if n is not None and (v := dense.get(n, scores.get(n))) is not None
-        ]
-        out.append(max(vals) if vals else None)
-    return out
-
-
 def rank(
     candidates: Sequence[Candidate],
     *,
@@ -185,8 +157,6 @@ def rank(
     dates: Sequence[tuple[datetime, datetime]] = (),
     date_boost: float = 0.0,
     session_boost: float = 0.0,
-    neighbours: Sequence[float | None] | None = None,
-    neighbour_lift: float = 0.0,
 ) -> list[Hit]:
     """Score candidates (pure): relevance x decay x reinforcement, best first.
 
@@ -196,25 +166,13 @@ def rank(
     :data:`DATE_SLACK` after it (people report a day's events the next days: "yesterday I..."),
     has its relevance multiplied by ``1 + date_boost``.
 
-    With ``neighbour_lift`` and ``neighbours`` (per candidate, the best cosine of the turns
-    said just before and after it: :func:`neighbour_similarity`), a candidate's dense score
-    becomes ``cosine + neighbour_lift x neighbours`` before fusion: a short answer ("Yes, the
-    one by the lake!") is as relevant as the question it answers, which is the turn the query
-    resembles. Lexical entries already carry the neighbours' words; this gives the dense
-    signal the same context without diluting the turn's own vector.
-
     With ``session_boost``, each candidate that has a ``metadata["session"]`` gains
     ``session_boost`` x the best relevance among the candidates of its session: a conversation
     that holds a strong match for the query is where the rest of the answer tends to be (the
     turn that asked, the turn that answered, the follow-up), so its other relevant turns rise
     above equally relevant turns of unrelated conversations.
     """
-    nbr: Sequence[float | None] = neighbours if neighbours is not None else [None] * len(candidates)
-    dense = [
-        c.dense if c.dense is None or n is None or not neighbour_lift else c.dense + neighbour_lift * n
-        for c, n in zip(candidates, nbr)
-    ]
-    rel = fuse(dense, [c.lexical for c in candidates], dense_weight=dense_weight)
+    rel = fuse([c.dense for c in candidates], [c.lexical for c in candidates], dense_weight=dense_weight)
     if named_speakers and speaker_boost:
         rel = [
             r * (1 + speaker_boost)
@@ -232,7 +190,7 @@ def rank(
     if session_boost:
         rel = _session_lift(candidates, rel, session_boost)
     hits = []
-    for c, r, n in zip(candidates, rel, nbr):
+    for c, r in zip(candidates, rel):
         f = c.fact
         d = (
             recency(
@@ -251,7 +209,6 @@ def rank(
         )
         parts = ScoreParts(
             similarity=c.dense or 0.0,
-            neighbour=n if n is not None and neighbour_lift else 0.0,
             lexical=c.lexical or 0.0,
             relevance=r,
             decay=d,

@@ -113,8 +113,6 @@ def fact_to_payload(f: StoredFact, embed_text: str, index_text: str) -> dict[str
         "valence": f.valence,
         "importance": f.importance,
         "origin": f.origin,
-        "prev_id": f.prev_id,
-        "next_id": f.next_id,
         "ingest_ns": time.time_ns(),
         "schema": SCHEMA_VERSION,
     }
@@ -148,8 +146,6 @@ def payload_to_fact(point_id: Any, p: Mapping[str, Any]) -> StoredFact:
         valence=float(p.get("valence", 0.0)),
         importance=None if p.get("importance") is None else float(p["importance"]),
         origin=p.get("origin", "raw"),
-        prev_id=p.get("prev_id"),
-        next_id=p.get("next_id"),
     )
 
 
