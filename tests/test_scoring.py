@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
 import pytest
 
@@ -202,27 +203,32 @@ def test_lent_context_weighs_less_than_own_words() -> None:
     assert own[lake] == pytest.approx(own[kayak])
 
 
-def test_fill_dense_scores_lexical_only_candidates() -> None:
+def _candidate(i: str, dense: float | None, lexical: float | None = None, session: object = None) -> Any:
+    """A search candidate whose fact is ``i`` (text and id), optionally in a session."""
     from mem_pipeline.models import Category, Scope, StoredFact
-    from mem_pipeline.recall import fill_dense
     from mem_pipeline.store import Candidate
 
-    def fact(i: str) -> StoredFact:
-        return StoredFact(
-            id=i,
-            text=i,
-            category=Category.OTHER,
-            concepts=[],
-            scope=Scope.of("u"),
-            created_at=NOW,
-            updated_at=NOW,
-            last_seen_at=NOW,
-            valid_from=NOW,
-        )
+    fact = StoredFact(
+        id=i,
+        text=i,
+        category=Category.OTHER,
+        concepts=[],
+        scope=Scope.of("u"),
+        metadata={} if session is None else {"session": session},
+        created_at=NOW,
+        updated_at=NOW,
+        last_seen_at=NOW,
+        valid_from=NOW,
+    )
+    return Candidate(fact, dense=dense, lexical=lexical)
 
-    found_by_both = Candidate(fact("a"), dense=0.9, lexical=3.0)
-    lexical_only = Candidate(fact("b"), dense=None, lexical=5.0)
-    no_vector = Candidate(fact("c"), dense=None, lexical=1.0)
+
+def test_fill_dense_scores_lexical_only_candidates() -> None:
+    from mem_pipeline.recall import fill_dense
+
+    found_by_both = _candidate("a", 0.9, 3.0)
+    lexical_only = _candidate("b", None, 5.0)
+    no_vector = _candidate("c", None, 1.0)
     fill_dense([found_by_both, lexical_only, no_vector], {"a": 0.1, "b": 0.6})
     assert found_by_both.dense == 0.9  # a score from the search is kept
     assert lexical_only.dense == pytest.approx(0.6)  # the store's cosine for b
@@ -262,26 +268,6 @@ def test_named_date_ranks_that_days_turns_higher(mem, clock) -> None:
     # without the date the more recent one wins (decay breaks the tie)
     hits = mem.search("What did Jo bake?", user_id="d", reinforce=False).hits
     assert hits[0].created_at.date() == (clock.now - timedelta(days=10)).date()
-
-
-def _candidate(i: str, dense: float, session: object = None) -> object:
-    from mem_pipeline.models import Category, Scope, StoredFact
-    from mem_pipeline.store import Candidate
-
-    meta = {} if session is None else {"session": session}
-    fact = StoredFact(
-        id=i,
-        text=i,
-        category=Category.OTHER,
-        concepts=[],
-        scope=Scope.of("u"),
-        metadata=meta,
-        created_at=NOW,
-        updated_at=NOW,
-        last_seen_at=NOW,
-        valid_from=NOW,
-    )
-    return Candidate(fact, dense=dense, lexical=None)
 
 
 def test_session_of_a_strong_match_lifts_its_other_turns() -> None:
