@@ -96,7 +96,7 @@ def _term_index(term: str) -> int:
 # context: on LoCoMo a turn has a median of 9 content words of its own and its entry 28 (mean
 # 29) with two neighbours each side at half weight. An average set too short (it was 16)
 # penalises every entry with context as "long" and lets the few short turns that happen to
-# repeat a query word win: R@5/R@10 .752/.841 -> see README "Recall quality".
+# repeat a query word win (see README "Recall quality" for what the fix measured).
 _K1 = 1.2
 _B = 0.75
 _AVG_LEN = 28.0

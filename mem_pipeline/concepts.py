@@ -25,8 +25,8 @@ import math
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from datetime import datetime
+from functools import lru_cache
 from itertools import combinations
 from typing import Any
 
