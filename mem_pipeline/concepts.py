@@ -164,7 +164,7 @@ def boost_by_concepts(hits: Sequence[Hit], query_concepts: Mapping[str, float], 
     "we adopted a puppy" tells the ranking something the words do not, while a tag that
     repeats the text ("painting" on "I love painting", as the key phrases of a raw turn do)
     was already scored by the lexical signal, and boosting it would count the same words
-    twice (LoCoMo R@5 -0.016 when it did; see README "Recall quality").
+    twice (LoCoMo R@5 -0.011 when it did; see README "Recall quality").
     """
     if not query_concepts or boost <= 0:
         return list(hits)
