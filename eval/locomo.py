@@ -8,9 +8,8 @@ Each conversation goes into its own store as raw turns (one user per conversatio
 time); every question of categories 1-4 is asked; a question counts at k when any of its gold
 evidence turns is among the top k hits. Switch signals off to see what each adds:
 ``--no-sparse``, ``--no-decay``, ``--no-context``, ``--no-speaker``, ``--no-date``,
-``--no-session``, ``--no-sentences``. ``now`` for decay is the day after the conversation's
-last session. Recall does not reinforce facts here (read-only), so question order cannot change
-the results.
+``--no-session``. ``now`` for decay is the day after the conversation's last session. Recall
+does not reinforce facts here (read-only), so question order cannot change the results.
 """
 
 from __future__ import annotations
@@ -41,15 +40,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         speaker_boost=0.0 if args.no_speaker else args.speaker_boost,
         date_boost=0.0 if args.no_date else args.date_boost,
         session_boost=0.0 if args.no_session else args.session_boost,
-        sentence_vectors=not args.no_sentences,
-        sentence_weight=0.0 if args.no_sentences else args.sentence_weight,
         dense_weight=args.dense_weight,
         decay_floor=args.decay_floor,
         reinforce_on_recall=False,
         concept_boost=args.concept_boost,
     )
-    # the speed baseline: one whole-text vector per fact, nothing else
-    dense_only = base.model_copy(update={"use_sparse": False, "sentence_weight": 0.0})
+    dense_only = base.model_copy(update={"use_sparse": False})
     no_links = base.model_copy(update={"expand_links": False, "concept_boost": 0.0})
     ks = sorted(set(args.k))
     scores, baseline, unlinked = Scores(ks), Scores(ks), Scores(ks)
@@ -105,8 +101,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     out["config"] = base.model_dump(include={"use_sparse", "use_decay", "context_window",
                                              "speaker_boost", "dense_weight",
                                              "decay_floor", "date_boost",
-                                             "session_boost", "sentence_vectors",
-                                             "sentence_weight"})
+                                             "session_boost"})
     return out
 
 
@@ -157,9 +152,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-date", action="store_true", help="no boost for dates a question names")
     ap.add_argument("--no-session", action="store_true", help="no lift from a session's best match")
     ap.add_argument("--session-boost", type=float, default=MemoryConfig().session_boost)
-    ap.add_argument("--no-sentences", action="store_true",
-                    help="no sentence vectors: a fact is scored by its whole-text vector only")
-    ap.add_argument("--sentence-weight", type=float, default=MemoryConfig().sentence_weight)
     ap.add_argument("--context-window", type=int, default=MemoryConfig().context_window)
     ap.add_argument("--speaker-boost", type=float, default=MemoryConfig().speaker_boost)
     ap.add_argument("--dense-weight", type=float, default=MemoryConfig().dense_weight)

@@ -237,15 +237,8 @@ class EdgeClient:
 
     # -- collections --------------------------------------------------------------------------
     def _config(self, spec: Mapping[str, Any]) -> qe.EdgeConfig:
-        multi = set(spec.get("multi", []))
         dense = {
-            n: qe.EdgeVectorParams(
-                size=int(size),
-                distance=qe.Distance.Cosine,
-                multivector_config=(
-                    qe.MultiVectorConfig(qe.MultiVectorComparator.MaxSim) if n in multi else None
-                ),
-            )
+            n: qe.EdgeVectorParams(size=int(size), distance=qe.Distance.Cosine)
             for n, size in spec.get("dense", {}).items()
         }
         sparse = {n: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf) for n in spec.get("sparse", [])}
@@ -277,10 +270,6 @@ class EdgeClient:
     def collection_metadata(self, collection_name: str) -> dict[str, Any]:
         return dict(self._meta.get(collection_name, {}).get("metadata") or {})
 
-    def vector_names(self, collection_name: str) -> set[str]:
-        """The named dense vectors (single and multi) of a collection."""
-        return set(self._meta.get(collection_name, {}).get("dense") or {})
-
     def create_collection(
         self,
         collection_name: str,
@@ -291,12 +280,8 @@ class EdgeClient:
         for vp in (vectors_config or {}).values():
             if vp.distance != models.Distance.COSINE:
                 raise StoreError("the edge engine is set up for cosine vectors only")
-            mv = vp.multivector_config
-            if mv is not None and mv.comparator != models.MultiVectorComparator.MAX_SIM:
-                raise StoreError("the edge engine is set up for MaxSim multivectors only")
         spec = {
             "dense": {n: vp.size for n, vp in (vectors_config or {}).items()},
-            "multi": sorted(n for n, vp in (vectors_config or {}).items() if vp.multivector_config),
             "sparse": sorted(sparse_vectors_config or {}),
             "metadata": dict(metadata or {}),
         }

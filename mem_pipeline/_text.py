@@ -23,7 +23,6 @@ __all__ = [
     "date_ranges",
     "normalize_concept",
     "normalize_text",
-    "sentence_runs",
     "sparse_doc",
     "sparse_query",
     "split_sentences",
@@ -152,26 +151,6 @@ def sparse_query(text: str) -> tuple[list[int], list[float]]:
 def split_sentences(text: str) -> list[str]:
     """Split on sentence-final punctuation and newlines; empty pieces dropped."""
     return [s.strip() for s in _SENT_RE.split(text) if s and s.strip()]
-
-
-#: At most this many sentence vectors per fact: a longer text is cut into this many runs.
-MAX_SENTENCES = 8
-
-
-def sentence_runs(text: str, limit: int = MAX_SENTENCES) -> list[str]:
-    """The pieces of ``text`` that get their own vector: its sentences, or ``[]`` when it has
-    fewer than two (its whole-text vector already is its sentence's). Past ``limit`` sentences,
-    consecutive sentences are joined into ``limit`` runs of near-equal count, so a huge message
-    costs a bounded number of vectors."""
-    if limit < 1:
-        raise ValueError("limit must be at least 1")
-    found = split_sentences(text)
-    if len(found) < 2:
-        return []
-    n = len(found)
-    if n <= limit:
-        return found
-    return [" ".join(found[i * n // limit : (i + 1) * n // limit]) for i in range(limit)]
 
 
 _IRREGULAR = {

@@ -50,9 +50,7 @@ def _print_recall(r: Recall, as_json: bool) -> None:
         via = f"  via {' > '.join(h.via.path)}" if h.via else ""
         print(f"  {h.score:5.3f}  {h.text}")
         print(
-            f"         [{h.source}{via}; sim {p.similarity:.2f}"
-            + (f" (best sentence {p.sentence:.2f})" if p.sentence else "")
-            + f", lexical {p.lexical:.2f}, "
+            f"         [{h.source}{via}; sim {p.similarity:.2f}, lexical {p.lexical:.2f}, "
             f"decay {p.decay:.2f}, reinforcement {p.reinforcement:.2f}]"
         )
 

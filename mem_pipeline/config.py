@@ -147,12 +147,6 @@ class MemoryConfig(BaseModel):
     # held-out: 0.45 .742/.817, 0.55 .740/.809 -- a tie; our hand-written set prefers 0.55
     # (R@5 .80 vs .78, MRR .57 vs .54), so the default stays 0.55.
     dense_weight: float = Field(default=0.55, ge=0, le=1)
-    # sentence_vectors: a fact of several sentences also stores one vector per sentence (at
-    # most MAX_SENTENCES; longer texts are cut into that many runs of sentences), and its
-    # dense similarity is (1 - sentence_weight) x whole-text cosine + sentence_weight x best
-    # sentence cosine (``decay.similarity``). Figures: README, "Recall quality".
-    sentence_vectors: bool = True
-    sentence_weight: float = Field(default=0.5, ge=0, le=1)
     use_sparse: bool = True
     use_decay: bool = True
 

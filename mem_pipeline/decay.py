@@ -6,8 +6,7 @@ caller), so tests need no sleeping and no patching.
 The score of a direct hit is ``relevance x decay x reinforcement``:
 
 - ``relevance`` in [0, 1]: a weighted sum of the normalised dense similarity and the normalised
-  lexical (sparse, IDF) score among the candidates of one query (:func:`fuse`); for a fact of
-  several sentences the dense similarity also counts its best sentence (:func:`similarity`);
+  lexical (sparse, IDF) score among the candidates of one query (:func:`fuse`);
 - ``decay`` in [floor, 1]: exponential in the time since the fact was last seen, with a
   half-life per category (:func:`recency`); the floor keeps old but relevant facts findable;
 - ``reinforcement`` in [0.75, 1.5]: grows with confirmations and recalls (logarithmically,
@@ -20,7 +19,7 @@ import math
 from collections.abc import Sequence
 from datetime import datetime
 
-__all__ = ["decayed_strength", "fuse", "minmax", "recency", "reinforcement", "similarity"]
+__all__ = ["decayed_strength", "fuse", "minmax", "recency", "reinforcement"]
 
 _DAY = 86_400.0
 
@@ -36,21 +35,6 @@ def minmax(values: Sequence[float | None]) -> list[float]:
     lo, hi = min(present), max(present)
     span = hi - lo
     return [0.0 if v is None else (1.0 if span <= 1e-12 else (v - lo) / span) for v in values]
-
-
-def similarity(whole: float | None, best_sentence: float | None, *, sentence_weight: float) -> float | None:
-    """The dense similarity of a fact: ``(1 - w) x whole + w x best_sentence``.
-
-    ``whole`` is the cosine of the query with the fact's whole text, ``best_sentence`` with its
-    best-matching sentence (None for a fact of one sentence, whose whole text is its sentence).
-    One vector for a long message blurs the several things it says, so a question about one of
-    them matches it weakly; the best sentence alone would over-reward a stray sentence that
-    shares the question's words, and the mean of the two keeps both views (README, "Recall
-    quality", gives the measured gain).
-    """
-    if whole is None or best_sentence is None:
-        return whole if whole is not None else best_sentence
-    return (1.0 - sentence_weight) * whole + sentence_weight * best_sentence
 
 
 def fuse(

@@ -22,7 +22,6 @@ from ._text import (
     candidate_phrases,
     normalize_concept,
     normalize_text,
-    sentence_runs,
     sparse_query,
     third_person,
     tokens,
@@ -437,20 +436,13 @@ class Memory:
             if not facts:
                 return result
             texts = [self._embed_text(f, msgs, infer is False) for f in facts]
-            sentences = [self._sentence_texts(f, msgs, infer is False) for f in facts]
-            flat = [t for ss in sentences for t in ss]
-            # one embedding call per add: the facts, their sentences, and the names of concepts
-            # new to this user (the concept layer then finds their vectors in the cache)
+            # one embedding call per add: the facts, and the names of concepts new to this user
+            # (the concept layer then finds their vectors in the cache)
             names = self._links.unknown(scope, [c for f in facts for c in f.concepts])
-            embedded = self._embed.embed([*texts, *flat, *names])
-            vectors = embedded[: len(texts)]
-            sentence_vecs, at_ = [], len(texts)
-            for ss in sentences:
-                sentence_vecs.append(list(embedded[at_ : at_ + len(ss)]))
-                at_ += len(ss)
+            vectors = self._embed.embed([*texts, *names])[: len(texts)]
             recent: dict[Any, list[dict[str, Any]]] = {}  # this call's view of the latest turns
             with self._intent(scope, "add"):
-                for fact, text, vec, svecs in zip(facts, texts, vectors, sentence_vecs):
+                for fact, text, vec in zip(facts, texts, vectors):
                     speaker = msgs[fact.source_turns[0]].name if fact.source_turns else None
                     fmeta = dict(meta)
                     if speaker and "speaker" not in fmeta:
@@ -463,7 +455,7 @@ class Memory:
                         "raw" if infer is False else ("llm" if self.extractor.name == "llm" else "offline")
                     )
                     result.events.extend(
-                        self._apply(scope, fact, text, vec, svecs, decision, fmeta, when, origin, recent)
+                        self._apply(scope, fact, text, vec, decision, fmeta, when, origin, recent)
                     )
         return result
 
@@ -577,16 +569,6 @@ class Memory:
             return f"{name}: {fact.text}" if name else fact.text
         return third_person(fact.text)
 
-    def _sentence_texts(self, fact: ExtractedFact, msgs: Sequence[Message], raw: bool) -> list[str]:
-        """What gets a sentence vector: each sentence of a fact of several (``sentence_runs``),
-        in the voice of :meth:`_embed_text`; ``[]`` for one sentence or when turned off."""
-        if not self.config.sentence_vectors:
-            return []
-        if raw:
-            name = msgs[fact.source_turns[0]].name if fact.source_turns else None
-            return [f"{name}: {s}" if name else s for s in sentence_runs(fact.text)]
-        return [third_person(s) for s in sentence_runs(fact.text)]
-
     def _neighbours(self, scope: Scope, vec: VectorLike) -> list[tuple[StoredFact, float]]:
         cands = self.store.search(scope, dense=vec, sparse=None, limit=5)
         pairs = [(c.fact, float(c.dense or 0.0)) for c in cands]
@@ -599,7 +581,6 @@ class Memory:
         fact: ExtractedFact,
         embed_text: str,
         vec: VectorLike,
-        sentence_vecs: Sequence[VectorLike],
         decision: Decision,
         meta: dict[str, Any],
         when: datetime,
@@ -655,7 +636,7 @@ class Memory:
             valid_from=when,
             origin=origin,  # type: ignore[arg-type]
         )
-        self.store.upsert_facts([(stored, vec, sentence_vecs, embed_text, index_text)])
+        self.store.upsert_facts([(stored, vec, embed_text, index_text)])
         self._links.update(scope, [], stored.concepts, when, fact_id=stored.id)
         events: list[dict[str, Any]] = [
             self._event(fid, "ADD", None, fact.text, now, reason=decision.reason, restored=bool(existing))
@@ -787,12 +768,8 @@ class Memory:
         reason: str = "",
         event: str = "UPDATE",
     ) -> None:
-        raw = target.origin == "raw"
-        index_text = text if raw else third_person(text)
-        sentences = sentence_runs(text) if self.config.sentence_vectors else []
-        if not raw:
-            sentences = [third_person(s) for s in sentences]
-        vec, *sentence_vecs = self._embed.embed([index_text, *sentences])
+        index_text = text if target.origin == "raw" else third_person(text)
+        vec = self._embed.embed_one(index_text)
         updated = target.model_copy(
             update={
                 "text": text,
@@ -800,7 +777,7 @@ class Memory:
                 "concepts": list(dict.fromkeys([*target.concepts, *concepts]))[:_MAX_CONCEPTS],
             }
         )
-        self.store.upsert_facts([(updated, vec, sentence_vecs, index_text, index_text)])
+        self.store.upsert_facts([(updated, vec, index_text, index_text)])
         self._links.update(scope, target.concepts, updated.concepts, now, fact_id=target.id)
         self.store.add_events(scope, [self._event(target.id, event, target.text, text, now, reason=reason)])
 
@@ -842,7 +819,7 @@ class Memory:
         ``config.expand_links``) up to ``config.association_limit`` association hits follow,
         each with the concept path that reached it (``hit.via``)."""
         from ._text import date_ranges
-        from .recall import fill_similarities
+        from .recall import fill_dense
 
         scope = Scope.of(user_id, tenant, agent_id, run_id)
         query = self._text(query, "query")
@@ -868,16 +845,11 @@ class Memory:
                 filters=filters,
                 include_invalid=include_invalid,
             )
-            # a turn found by the lexical search alone gets its true cosine, not a missing value
-            # that min-max would score as the worst similarity of the pool; and every candidate
-            # gets its best sentence's cosine (facts of one sentence have none)
-            no_dense = [c.fact.id for c in cands if c.dense is None]
-            no_sentence = [c.fact.id for c in cands if c.sentence is None] if cfg.sentence_weight else []
-            if no_dense or no_sentence:
-                dense_s, sentence_s = self.store.similarities(
-                    scope, vec, dense_ids=no_dense, sentence_ids=no_sentence
-                )
-                fill_similarities(cands, dense_s, sentence_s)
+            # a turn found by the lexical search alone gets its true cosine, not a missing
+            # value that min-max would score as the worst similarity of the pool
+            missing = [c.fact.id for c in cands if c.dense is None]
+            if missing:
+                fill_dense(cands, self.store.dense_scores(scope, vec, missing))
             qtokens = set(tokens(query))
             named = frozenset(
                 sp
@@ -896,7 +868,6 @@ class Memory:
                 dates=date_ranges(query, at) if cfg.date_boost else (),
                 date_boost=cfg.date_boost,
                 session_boost=cfg.session_boost,
-                sentence_weight=cfg.sentence_weight,
             )
             qc = (
                 self._links.name_matches(scope, found, grams.result() if grams else None)

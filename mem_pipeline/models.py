@@ -202,8 +202,6 @@ class ScoreParts(BaseModel):
     """Why a hit ranked where it did. ``score`` = relevance x decay x reinforcement (+ association)."""
 
     similarity: float = 0.0
-    #: cosine of the best-matching sentence of a long fact (0 for a fact of one sentence)
-    sentence: float = 0.0
     lexical: float = 0.0
     relevance: float = 0.0
     decay: float = 1.0

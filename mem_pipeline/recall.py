@@ -10,11 +10,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from .decay import fuse, recency, reinforcement, similarity
+from .decay import fuse, recency, reinforcement
 from .models import Category, ScoreParts, StoredFact, Via
 from .store import Candidate
 
-__all__ = ["DATE_SLACK", "Hit", "Recall", "fill_similarities", "rank"]
+__all__ = ["DATE_SLACK", "Hit", "Recall", "fill_dense", "rank"]
 
 #: semantic/lexical: found by the text search; concept: tagged with a concept the query names
 #: but missed by the text search; association: reached only through concept links (``via``).
@@ -129,27 +129,19 @@ class Recall(BaseModel):
         return "\n".join(lines)
 
 
-def fill_similarities(
-    candidates: Sequence[Candidate],
-    dense: Mapping[str, float],
-    sentence: Mapping[str, float] | None = None,
-) -> None:
-    """Give each candidate without a dense (or sentence) score its score from ``dense``
-    (``sentence``), in place.
+def fill_dense(candidates: Sequence[Candidate], scores: Mapping[str, float]) -> None:
+    """Give each candidate without a dense score its cosine from ``scores`` (in place).
 
-    The dense, sentence and lexical searches each return their own top of the pool; a
-    candidate found by one only has no score from the others. For the lexical side that is a
-    fair floor (it matched fewer query words than the pool's last), but a missing *dense* score
-    would make min-max treat a lexically found turn as the least similar of all, when its
-    cosine is often close to the pool's: so the store scores those facts against the query
-    (``QdrantStore.similarities``) and the scores are filled in here.
+    The dense and lexical searches each return their own top of the pool; a candidate found
+    by one only has no score from the other. For the lexical side that is a fair floor (it
+    matched fewer query words than the pool's last), but a missing *dense* score would make
+    min-max treat a lexically found turn as the least similar of all, when its cosine is
+    often close to the pool's: so the store scores those facts against the query
+    (``QdrantStore.dense_scores``) and the scores are filled in here.
     """
-    sentence = sentence or {}
     for c in candidates:
-        if c.dense is None and c.fact.id in dense:
-            c.dense = float(dense[c.fact.id])
-        if c.sentence is None and c.fact.id in sentence:
-            c.sentence = float(sentence[c.fact.id])
+        if c.dense is None and c.fact.id in scores:
+            c.dense = float(scores[c.fact.id])
 
 
 def rank(
@@ -165,12 +157,8 @@ def rank(
     dates: Sequence[tuple[datetime, datetime]] = (),
     date_boost: float = 0.0,
     session_boost: float = 0.0,
-    sentence_weight: float = 0.0,
 ) -> list[Hit]:
     """Score candidates (pure): relevance x decay x reinforcement, best first.
-
-    A candidate's dense similarity is :func:`~mem_pipeline.decay.similarity` of its
-    whole-text and best-sentence cosines, with ``sentence_weight``.
 
     A candidate whose ``metadata["speaker"]`` (lowercased) is in ``named_speakers`` has its
     relevance multiplied by ``1 + speaker_boost``: "what did Mel paint?" is about Mel's turns.
@@ -184,8 +172,7 @@ def rank(
     turn that asked, the turn that answered, the follow-up), so its other relevant turns rise
     above equally relevant turns of unrelated conversations.
     """
-    sims = [similarity(c.dense, c.sentence, sentence_weight=sentence_weight) for c in candidates]
-    rel = fuse(sims, [c.lexical for c in candidates], dense_weight=dense_weight)
+    rel = fuse([c.dense for c in candidates], [c.lexical for c in candidates], dense_weight=dense_weight)
     if named_speakers and speaker_boost:
         rel = [
             r * (1 + speaker_boost)
@@ -222,14 +209,12 @@ def rank(
         )
         parts = ScoreParts(
             similarity=c.dense or 0.0,
-            sentence=c.sentence if sentence_weight and c.sentence is not None else 0.0,
             lexical=c.lexical or 0.0,
             relevance=r,
             decay=d,
             reinforcement=rf,
         )
-        source: Source = "semantic" if c.dense is not None or c.sentence is not None else "lexical"
-        hits.append(hit_from_fact(f, r * d * rf, source, parts))
+        hits.append(hit_from_fact(f, r * d * rf, "semantic" if c.dense is not None else "lexical", parts))
     hits.sort(key=lambda h: h.score, reverse=True)
     return hits
 

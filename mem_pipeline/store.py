@@ -48,10 +48,7 @@ __all__ = ["DEFAULT_ENGINE", "ENGINES", "Candidate", "QdrantStore", "resolve_eng
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2  # 2: the facts collection has the SENTENCES multivector
-#: The named multivector holding the vectors of a long fact's sentences, scored by MaxSim
-#: (the best sentence's cosine). Facts of one sentence have none: their whole-text vector is it.
-SENTENCES = "sentences"
+SCHEMA_VERSION = 1
 VectorLike = Sequence[float] | npt.NDArray[np.float32]
 _SCROLL_PAGE = 4096  # qdrant-client local mode filters every point on each page: few, big pages
 
@@ -85,8 +82,6 @@ class Candidate:
     fact: StoredFact
     dense: float | None = None
     lexical: float | None = None
-    #: cosine of the best-matching sentence; None for a fact stored without sentence vectors
-    sentence: float | None = None
 
 
 def _ts(dt: datetime | None) -> float | None:
@@ -234,7 +229,6 @@ class QdrantStore:
         self.links = f"{prefix}_links"
         self.concepts = f"{prefix}_concepts"
         self.journal = f"{prefix}_journal"
-        self.has_sentences = False  # set by _ensure from the facts collection's vectors
         with self._translate("opening the collections"):
             self._ensure()
 
@@ -298,12 +292,11 @@ class QdrantStore:
             "schema": SCHEMA_VERSION,
         }
         if c.collection_exists(self.facts):
-            if isinstance(c, EdgeClient):
-                have, names = c.collection_metadata(self.facts), c.vector_names(self.facts)
-            else:
-                config = c.get_collection(self.facts).config
-                have = config.metadata or {}
-                names = set(config.params.vectors) if isinstance(config.params.vectors, dict) else set()
+            have = (
+                c.collection_metadata(self.facts)
+                if isinstance(c, EdgeClient)
+                else c.get_collection(self.facts).config.metadata or {}
+            )
             if have.get("embedder") != self.embedder_id or have.get("dimensions") != self.dimensions:
                 raise EmbedderMismatchError(
                     f"collection {self.facts!r} holds vectors of embedder "
@@ -311,28 +304,11 @@ class QdrantStore:
                     f"{self.embedder_id!r} ({self.dimensions} dims). Use the same embedder, or "
                     "another path / collection_prefix for the new one."
                 )
-            # Qdrant cannot add a named vector to an existing collection: a store created
-            # before sentence vectors existed keeps working without them
-            self.has_sentences = SENTENCES in names
-            if not self.has_sentences:
-                log.info(
-                    "collection %r has no sentence vectors (created before schema 2): "
-                    "long facts are scored by their whole-text vector only",
-                    self.facts,
-                )
         else:
-            self.has_sentences = True
             c.create_collection(
                 self.facts,
                 vectors_config={
-                    "dense": models.VectorParams(size=self.dimensions, distance=models.Distance.COSINE),
-                    SENTENCES: models.VectorParams(
-                        size=self.dimensions,
-                        distance=models.Distance.COSINE,
-                        multivector_config=models.MultiVectorConfig(
-                            comparator=models.MultiVectorComparator.MAX_SIM
-                        ),
-                    ),
+                    "dense": models.VectorParams(size=self.dimensions, distance=models.Distance.COSINE)
                 },
                 sparse_vectors_config={"lexical": models.SparseVectorParams(modifier=models.Modifier.IDF)},
                 metadata=meta,
@@ -410,27 +386,22 @@ class QdrantStore:
     # -- facts --------------------------------------------------------------------------------
     def upsert_facts(
         self,
-        items: Sequence[tuple[StoredFact, VectorLike, Sequence[VectorLike], str, str]],
+        items: Sequence[tuple[StoredFact, VectorLike, str, str]],
     ) -> None:
-        """Write facts: (fact, dense vector of ``embed_text``, the vectors of its sentences
-        (empty for a fact of one sentence), ``embed_text``, ``index_text``).
+        """Write facts: (fact, dense vector of ``embed_text``, ``embed_text``, ``index_text``).
 
-        The sparse (lexical) vector is built here from ``index_text``. Sentence vectors are
-        dropped on a store created before they existed (see ``has_sentences``).
+        The sparse (lexical) vector is built here from ``index_text``.
         """
         points = []
-        for fact, dense, sentences, embed_text, index_text in items:
+        for fact, dense, embed_text, index_text in items:
             idx, vals = sparse_doc(index_text)
-            for v in (dense, *sentences):
-                if len(v) != self.dimensions:
-                    raise EmbedderMismatchError(
-                        f"vector of {len(v)} dims for a collection of {self.dimensions}"
-                    )
+            if len(dense) != self.dimensions:
+                raise EmbedderMismatchError(
+                    f"vector of {len(dense)} dims for a collection of {self.dimensions}"
+                )
             vec: dict[str, Any] = {"dense": [float(x) for x in dense]}
             if idx:
                 vec["lexical"] = models.SparseVector(indices=idx, values=vals)
-            if sentences and self.has_sentences:
-                vec[SENTENCES] = [[float(x) for x in v] for v in sentences]
             points.append(
                 models.PointStruct(
                     id=fact.id, vector=vec, payload=fact_to_payload(fact, embed_text, index_text)
@@ -536,39 +507,21 @@ class QdrantStore:
             if offset is None:
                 return
 
-    def similarities(
-        self,
-        scope: Scope,
-        dense: VectorLike,
-        *,
-        dense_ids: Sequence[str] = (),
-        sentence_ids: Sequence[str] = (),
-    ) -> tuple[dict[str, float], dict[str, float]]:
-        """Cosine of ``dense`` with the whole-text vector of each fact of ``dense_ids``, and
-        with the best sentence of each fact of ``sentence_ids`` (facts stored without sentence
-        vectors are absent), computed by the engine in one round trip restricted to those ids
-        and to ``scope``: no vectors cross over."""
-        q = np.asarray(dense, dtype=np.float64).tolist()
-        requests, kinds = [], []
-        for using, ids, query in (("dense", dense_ids, q), (SENTENCES, sentence_ids, [q])):
-            if ids and (using == "dense" or self.has_sentences):
-                requests.append(
-                    models.QueryRequest(
-                        query=query,
-                        using=using,
-                        filter=scope_filter(scope, models.HasIdCondition(has_id=list(ids))),
-                        limit=len(ids),
-                        with_payload=False,
-                    )
-                )
-                kinds.append(using)
-        out: dict[str, dict[str, float]] = {"dense": {}, SENTENCES: {}}
-        if requests:
-            with self._translate("scoring facts"):
-                responses: list[Any] = self.client.query_batch_points(self.facts, requests=requests)
-            for kind, resp in zip(kinds, responses):
-                out[kind] = {str(p.id): float(p.score) for p in resp.points}
-        return out["dense"], out[SENTENCES]
+    def dense_scores(self, scope: Scope, dense: VectorLike, ids: Sequence[str]) -> dict[str, float]:
+        """Cosine of ``dense`` with the stored vector of each of these facts of ``scope``,
+        computed by the engine (one query restricted to the ids: no vectors cross over)."""
+        if not ids:
+            return {}
+        req = models.QueryRequest(
+            query=np.asarray(dense, dtype=np.float64).tolist(),
+            using="dense",
+            filter=scope_filter(scope, models.HasIdCondition(has_id=list(ids))),
+            limit=len(ids),
+            with_payload=False,
+        )
+        with self._translate("scoring facts"):
+            (resp,) = self.client.query_batch_points(self.facts, requests=[req])
+        return {str(p.id): float(p.score) for p in resp.points}
 
     def search(
         self,
@@ -580,12 +533,7 @@ class QdrantStore:
         filters: Mapping[str, Any] | None = None,
         include_invalid: bool = False,
     ) -> list[Candidate]:
-        """Dense and lexical search in one round trip; candidates carry each raw score.
-
-        Sentence vectors are not searched here: scanning them all (MaxSim has no index)
-        cost ~2.5 ms a query on a 700-turn LoCoMo conversation, while scoring only the
-        candidates found here (:meth:`similarities`) costs ~1 ms and finds the same turns.
-        """
+        """Dense and lexical search in one round trip; candidates carry each raw score."""
         conds = metadata_conditions(filters)
         if not include_invalid:
             conds.append(_VALID)

@@ -224,16 +224,15 @@ def _candidate(i: str, dense: float | None, lexical: float | None = None, sessio
 
 
 def test_fill_dense_scores_lexical_only_candidates() -> None:
-    from mem_pipeline.recall import fill_similarities
+    from mem_pipeline.recall import fill_dense
 
     found_by_both = _candidate("a", 0.9, 3.0)
     lexical_only = _candidate("b", None, 5.0)
     no_vector = _candidate("c", None, 1.0)
-    fill_similarities([found_by_both, lexical_only, no_vector], {"a": 0.1, "b": 0.6}, {"b": 0.7})
+    fill_dense([found_by_both, lexical_only, no_vector], {"a": 0.1, "b": 0.6})
     assert found_by_both.dense == 0.9  # a score from the search is kept
     assert lexical_only.dense == pytest.approx(0.6)  # the store's cosine for b
     assert no_vector.dense is None
-    assert lexical_only.sentence == pytest.approx(0.7) and found_by_both.sentence is None
     # now min-max sees b's true similarity instead of scoring it the worst of the pool
     rel = fuse([c.dense for c in (found_by_both, lexical_only)], [3.0, 5.0], dense_weight=0.5)
     assert rel[1] == pytest.approx(0.5)
