@@ -335,6 +335,12 @@ class EdgeClient:
         pvs = [qe.PointVectors(str(p.id), _vectors(p.vector)) for p in points]
         self._shard(collection_name).update(qe.UpdateOperation.update_vectors(pvs))
 
+    def delete_vectors(
+        self, collection_name: str, vectors: Sequence[str], points: models.PointIdsList, wait: bool = True
+    ) -> None:
+        op = qe.UpdateOperation.delete_vectors(list(_ids(points)), list(vectors))
+        self._shard(collection_name).update(op)
+
     def delete(
         self,
         collection_name: str,

@@ -16,6 +16,7 @@ import snowballstemmer
 __all__ = [
     "CONTEXT_MARK",
     "CONTEXT_WEIGHT",
+    "LEXICAL_VERSION",
     "STOPWORDS",
     "as_context",
     "candidate_phrases",
@@ -100,6 +101,13 @@ def _term_index(term: str) -> int:
 _K1 = 1.2
 _B = 0.75
 _AVG_LEN = 28.0
+
+#: The version of the lexical analysis (tokens, stopwords, stemming, term ids, the constants
+#: above): every fact records the version its lexical vector was built with, and
+#: ``Memory.reindex`` (``mem-pipeline reindex``) rebuilds those of an older one. Bump it with
+#: any change that alters what :func:`sparse_doc` returns for a stored text. Version 1 (no
+#: field on the fact) used an average length of 16.
+LEXICAL_VERSION = 2
 
 
 #: A line of a lexical entry that starts with this mark is context lent by a neighbouring

@@ -1,5 +1,5 @@
 """The ``mem-pipeline`` command line: demo, add, search, list, forget, history, prune, feedback,
-retry-pending, chat, serve, mcp, keys.
+retry-pending, reindex, chat, serve, mcp, keys.
 
 Every command takes ``--path`` (embedded store; default ``MEM_PIPELINE_PATH`` or the user data
 directory) and ``--json`` (machine-readable output). Errors of our tree print one line and
@@ -157,6 +157,17 @@ def cmd_retry_pending(args: argparse.Namespace) -> int:
         print(json.dumps({"processed": len(results), "still_pending": len(left)}))
     else:
         print(f"processed {len(results)} pending turns; {len(left)} still pending")
+    return 0
+
+
+def cmd_reindex(args: argparse.Namespace) -> int:
+    with _open(args) as m:
+        n = m.reindex(user_id=args.user, tenant=args.tenant, dry_run=args.dry_run)
+    if args.json:
+        print(json.dumps({"dry_run": args.dry_run, "facts": n}))
+    else:
+        verb = "would rebuild (dry run)" if args.dry_run else "rebuilt"
+        print(f"{verb} the lexical vectors of {n} facts")
     return 0
 
 
@@ -454,6 +465,13 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--user", default=None, help="only this user (default: everyone)")
     rp.add_argument("--tenant", default="default")
     rp.set_defaults(func=cmd_retry_pending)
+    ri = sub.add_parser(
+        "reindex", parents=[common], help="rebuild lexical vectors of an older version (after an upgrade)"
+    )
+    ri.add_argument("--user", default=None, help="only this user (default: everyone)")
+    ri.add_argument("--tenant", default="default")
+    ri.add_argument("--dry-run", action="store_true", help="only count the facts to rebuild")
+    ri.set_defaults(func=cmd_reindex)
     ch = sub.add_parser("chat", parents=[scoped], help="a terminal chat with memory (needs an LLM)")
     ch.add_argument("--limit", type=int, default=5, help="memories recalled per question")
     ch.set_defaults(func=cmd_chat)

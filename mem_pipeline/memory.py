@@ -1138,6 +1138,25 @@ class Memory:
             for r in rows
         ]
 
+    def reindex(self, *, user_id: str | None = None, tenant: str = "default", dry_run: bool = False) -> int:
+        """Rebuild the lexical vectors that an older version of the lexical analysis built
+        (see :data:`~mem_pipeline._text.LEXICAL_VERSION`), from each fact's stored index text;
+        return how many facts were (with ``dry_run``: would be) rebuilt.
+
+        Facts of one user (``user_id`` in ``tenant``, every agent and run) or, with no
+        ``user_id``, of every user in the store. Dense vectors are left alone: they are
+        checked against the embedder when the store opens. Safe to interrupt and re-run: each
+        fact is marked with the version as it is rebuilt, so a second run only does the rest.
+        """
+        scope = Scope.of(user_id, tenant) if user_id is not None else None
+        done = 0
+        for page in self.store.stale_lexical(scope):
+            if not dry_run:
+                with self._lock:
+                    self.store.rebuild_lexical(page)
+            done += len(page)
+        return done
+
     def prune(
         self,
         *,

@@ -40,7 +40,7 @@ import numpy.typing as npt
 from qdrant_client import QdrantClient, models
 
 from ._edge import EdgeClient, EdgeRecord, is_edge_store, is_local_store
-from ._text import sparse_doc
+from ._text import LEXICAL_VERSION, sparse_doc
 from .errors import EmbedderMismatchError, InvalidInputError, StoreError, StoreLockedError
 from .models import Category, Scope, StoredFact
 
@@ -115,6 +115,7 @@ def fact_to_payload(f: StoredFact, embed_text: str, index_text: str) -> dict[str
         "origin": f.origin,
         "ingest_ns": time.time_ns(),
         "schema": SCHEMA_VERSION,
+        "lexical_version": LEXICAL_VERSION,
     }
     return p
 
@@ -433,22 +434,59 @@ class QdrantStore:
 
     def set_lexical(self, fact_id: str, index_text: str, fields: Mapping[str, Any]) -> None:
         """Replace a fact's lexical vector and indexed text (turn context grew)."""
-        sparse = sparse_doc(index_text)
-        with self._translate("updating a lexical vector"):
-            if sparse[0]:
-                self.client.update_vectors(
-                    self.facts,
-                    points=[
-                        models.PointVectors(
-                            id=fact_id,
-                            vector={"lexical": models.SparseVector(indices=sparse[0], values=sparse[1])},
-                        )
-                    ],
-                    wait=True,
+        self._write_lexical([(fact_id, index_text)], {"index_text": index_text, **fields})
+
+    def _write_lexical(self, items: Sequence[tuple[str, str]], fields: Mapping[str, Any]) -> None:
+        """Build the lexical vector of each (fact id, index text) with the current analysis; a
+        text without content words has none. ``fields`` (and the analysis version) are set on
+        every one of the facts."""
+        vectors, emptied = [], []
+        for fid, text in items:
+            idx, vals = sparse_doc(text)
+            if idx:
+                vectors.append(
+                    models.PointVectors(
+                        id=fid, vector={"lexical": models.SparseVector(indices=idx, values=vals)}
+                    )
                 )
+            else:
+                emptied.append(fid)
+        with self._translate("updating lexical vectors"):
+            if vectors:
+                self.client.update_vectors(self.facts, points=vectors, wait=True)
+            if emptied:
+                gone = models.PointIdsList(points=list(emptied))
+                self.client.delete_vectors(self.facts, vectors=["lexical"], points=gone, wait=True)
             self.client.set_payload(
-                self.facts, payload={"index_text": index_text, **fields}, points=[fact_id], wait=True
+                self.facts,
+                payload={"lexical_version": LEXICAL_VERSION, **fields},
+                points=[fid for fid, _ in items],
+                wait=True,
             )
+
+    def stale_lexical(self, scope: Scope | None) -> Iterator[list[tuple[str, str]]]:
+        """Pages of (fact id, index text) whose lexical vector was built by an older analysis
+        (:data:`~mem_pipeline._text.LEXICAL_VERSION`), of this user (``scope``'s tenant and
+        user, every agent and run) or, with ``None``, of every user."""
+        current = models.FieldCondition(
+            key="lexical_version", match=models.MatchValue(value=LEXICAL_VERSION)
+        )
+        flt = user_filter(scope) if scope is not None else models.Filter()
+        flt.must_not = [current]
+        page: list[tuple[str, str]] = []
+        for rec in self._scroll(self.facts, flt):
+            p = rec.payload or {}
+            page.append((str(rec.id), str(p.get("index_text") or p.get("embed_text") or p.get("text") or "")))
+            if len(page) >= 256:
+                yield page
+                page = []
+        if page:
+            yield page
+
+    def rebuild_lexical(self, items: Sequence[tuple[str, str]]) -> None:
+        """Rebuild the lexical vectors of these (fact id, index text) pairs."""
+        if items:
+            self._write_lexical(items, {})
 
     def set_fact_fields(self, fact_id: str, fields: Mapping[str, Any]) -> None:
         with self._translate("updating a fact"):

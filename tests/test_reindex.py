@@ -1,0 +1,124 @@
+"""``Memory.reindex`` / ``mem-pipeline reindex``: lexical vectors built by an older lexical
+analysis are rebuilt from the stored index text, per user or for the whole store, resumably."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from mem_pipeline import Memory, _text
+from mem_pipeline import store as store_module
+from mem_pipeline._text import LEXICAL_VERSION, sparse_doc
+from mem_pipeline.cli import main
+
+TURNS = [
+    "We adopted a beagle called Biscuit last spring.",
+    "My sister Lena lives in Kyoto and teaches piano.",
+    "The deploy failed again because the worker timed out.",
+]
+
+
+def _write_as_old_version(m: Memory, user: str, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Add raw turns the way version 1 of the analysis did (average length 16, no version
+    field on the fact)."""
+    with monkeypatch.context() as mp:
+        mp.setattr(_text, "_AVG_LEN", 16.0)
+        mp.setattr(store_module, "LEXICAL_VERSION", 1)
+        ids = []
+        for t in TURNS:
+            res = m.add([{"role": "user", "content": t, "name": user}], user_id=user, infer=False)
+            ids.extend(e.id for e in res.events if e.id)
+    return ids
+
+
+def _stored(m: Memory, ids: list[str]) -> dict[str, tuple[Any, dict[str, Any]]]:
+    recs = m.store.client.retrieve(m.store.facts, ids=ids, with_payload=True, with_vectors=["lexical"])
+    out = {}
+    for r in recs:
+        vec = r.vector if isinstance(r.vector, dict) else {}
+        out[str(r.id)] = (vec.get("lexical"), dict(r.payload or {}))
+    return out
+
+
+def _as_pairs(sparse: Any) -> list[tuple[int, float]]:
+    return sorted(zip(sparse.indices, (round(v, 5) for v in sparse.values)))
+
+
+def _current(text: str) -> list[tuple[int, float]]:
+    """The lexical vector the current analysis builds for ``text``."""
+    idx, vals = sparse_doc(text)
+    return sorted(zip(idx, (round(v, 5) for v in vals)))
+
+
+def test_reindex_rebuilds_old_lexical_vectors_per_user_then_all(
+    open_memory, store_path, monkeypatch
+) -> None:
+    m = open_memory(store_path)
+    ids_a = _write_as_old_version(m, "ann", monkeypatch)
+    ids_b = _write_as_old_version(m, "bob", monkeypatch)
+    before = _stored(m, ids_a + ids_b)
+    for vec, payload in before.values():
+        assert "lexical_version" in payload and payload["lexical_version"] == 1
+        # the old vector really differs from what the current analysis builds
+        assert _as_pairs(vec) != _current(payload["index_text"])
+    m.close()
+
+    m = open_memory(store_path)  # the upgraded process
+    assert m.reindex(user_id="ann", dry_run=True) == len(ids_a)
+    assert _stored(m, ids_a) == {k: before[k] for k in ids_a}  # a dry run changes nothing
+    assert m.reindex(user_id="ann") == len(ids_a)
+    after = _stored(m, ids_a + ids_b)
+    for fid in ids_a:
+        vec, payload = after[fid]
+        assert _as_pairs(vec) == _current(payload["index_text"])
+        assert payload["lexical_version"] == LEXICAL_VERSION
+        assert payload["index_text"] == before[fid][1]["index_text"]  # the text is kept
+    for fid in ids_b:  # another user's facts are untouched by a scoped reindex
+        assert after[fid] == before[fid]
+    assert m.reindex(user_id="ann") == 0  # nothing left for that user
+    assert m.reindex(dry_run=True) == len(ids_b)
+    assert m.reindex() == len(ids_b)  # the whole store
+    assert m.reindex() == 0
+    hits = m.search("beagle Biscuit", user_id="bob", limit=1)
+    assert hits.hits and "Biscuit" in hits.hits[0].text and hits.hits[0].parts.lexical > 0
+
+
+def test_new_facts_need_no_reindex(mem) -> None:
+    for t in TURNS:
+        mem.add([{"role": "user", "content": t, "name": "ann"}], user_id="ann", infer=False)
+    assert mem.reindex(dry_run=True) == 0
+
+
+def test_reindex_drops_a_vector_the_analysis_no_longer_builds(mem) -> None:
+    """A text the current analysis finds no content words in keeps no lexical vector."""
+    from qdrant_client import models
+
+    res = mem.add([{"role": "user", "content": "Yes, and you?"}], user_id="ann", infer=False)
+    fid = next(e.id for e in res.events if e.id)
+    assert _stored(mem, [fid])[fid][0] is None  # only stopwords: no lexical vector
+    # as an older analysis that kept stopwords would have left it
+    old = models.SparseVector(indices=[7], values=[1.0])
+    mem.store.client.update_vectors(
+        mem.store.facts, points=[models.PointVectors(id=fid, vector={"lexical": old})]
+    )
+    mem.store.set_fact_fields(fid, {"lexical_version": 1})
+    assert _stored(mem, [fid])[fid][0] is not None
+    assert mem.reindex(user_id="ann") == 1
+    vec, payload = _stored(mem, [fid])[fid]
+    assert vec is None and payload["lexical_version"] == LEXICAL_VERSION
+
+
+def test_cli_reindex(store_path, monkeypatch, capsys) -> None:
+    from mem_pipeline import LocalEmbedder, MemoryConfig
+
+    m = Memory(config=MemoryConfig(path=store_path), embedder=LocalEmbedder())
+    _write_as_old_version(m, "ann", monkeypatch)
+    m.close()
+    assert main(["reindex", "--path", store_path, "--dry-run", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"dry_run": True, "facts": len(TURNS)}
+    assert main(["reindex", "--path", store_path, "--user", "ann", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"dry_run": False, "facts": len(TURNS)}
+    assert main(["reindex", "--path", store_path]) == 0
+    assert "rebuilt the lexical vectors of 0 facts" in capsys.readouterr().out
