@@ -1151,10 +1151,11 @@ class Memory:
         scope = Scope.of(user_id, tenant) if user_id is not None else None
         done = 0
         for page in self.store.stale_lexical(scope):
-            if not dry_run:
+            if dry_run:
+                done += len(page)
+            else:
                 with self._lock:
-                    self.store.rebuild_lexical(page)
-            done += len(page)
+                    done += self.store.rebuild_lexical(page)
         return done
 
     def prune(

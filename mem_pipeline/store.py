@@ -464,8 +464,8 @@ class QdrantStore:
                 wait=True,
             )
 
-    def stale_lexical(self, scope: Scope | None) -> Iterator[list[tuple[str, str]]]:
-        """Pages of (fact id, index text) whose lexical vector was built by an older analysis
+    def stale_lexical(self, scope: Scope | None) -> Iterator[list[str]]:
+        """Pages of the ids of facts whose lexical vector was built by an older analysis
         (:data:`~mem_pipeline._text.LEXICAL_VERSION`), of this user (``scope``'s tenant and
         user, every agent and run) or, with ``None``, of every user."""
         current = models.FieldCondition(
@@ -473,20 +473,37 @@ class QdrantStore:
         )
         flt = user_filter(scope) if scope is not None else models.Filter()
         flt.must_not = [current]
-        page: list[tuple[str, str]] = []
+        page: list[str] = []
         for rec in self._scroll(self.facts, flt):
-            p = rec.payload or {}
-            page.append((str(rec.id), str(p.get("index_text") or p.get("embed_text") or p.get("text") or "")))
+            page.append(str(rec.id))
             if len(page) >= 256:
                 yield page
                 page = []
         if page:
             yield page
 
-    def rebuild_lexical(self, items: Sequence[tuple[str, str]]) -> None:
-        """Rebuild the lexical vectors of these (fact id, index text) pairs."""
+    def rebuild_lexical(self, ids: Sequence[str]) -> int:
+        """Rebuild the lexical vectors of those of these facts that are still stale, from their
+        index text as stored now (a writer may have extended it since the ids were listed);
+        return how many were rebuilt."""
+        if not ids:
+            return 0
+        with self._translate("reading facts"):
+            recs = self.client.retrieve(
+                self.facts,
+                ids=list(ids),
+                with_payload=models.PayloadSelectorInclude(
+                    include=["index_text", "embed_text", "text", "lexical_version"]
+                ),
+            )
+        items = [
+            (str(r.id), str(p.get("index_text") or p.get("embed_text") or p.get("text") or ""))
+            for r in recs
+            if (p := r.payload or {}).get("lexical_version") != LEXICAL_VERSION
+        ]
         if items:
             self._write_lexical(items, {})
+        return len(items)
 
     def set_fact_fields(self, fact_id: str, fields: Mapping[str, Any]) -> None:
         with self._translate("updating a fact"):

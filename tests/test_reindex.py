@@ -122,3 +122,22 @@ def test_cli_reindex(store_path, monkeypatch, capsys) -> None:
     assert json.loads(capsys.readouterr().out) == {"dry_run": False, "facts": len(TURNS)}
     assert main(["reindex", "--path", store_path]) == 0
     assert "rebuilt the lexical vectors of 0 facts" in capsys.readouterr().out
+
+
+def test_rebuild_reads_the_text_as_stored_now(mem, monkeypatch) -> None:
+    """A writer may extend a fact's index text (turn context) after reindex listed it: the
+    vector is built from the text as stored when it is rebuilt, and a fact the writer already
+    rebuilt is left alone."""
+    from mem_pipeline.models import Scope
+
+    ids = _write_as_old_version(mem, "ann", monkeypatch)
+    (page,) = list(mem.store.stale_lexical(Scope.of("ann")))
+    assert sorted(page) == sorted(ids)
+    extended = "ann: We adopted a beagle called Biscuit last spring.\nann: she loves the beach"
+    mem.store.set_fact_fields(ids[0], {"index_text": extended})  # still version 1
+    mem.store.set_lexical(ids[1], "ann: a brand new text about kayaks", {})  # now current
+    assert mem.store.rebuild_lexical(page) == len(ids) - 1
+    vec, payload = _stored(mem, [ids[0]])[ids[0]]
+    assert payload["index_text"] == extended and _as_pairs(vec) == _current(extended)
+    vec, _ = _stored(mem, [ids[1]])[ids[1]]
+    assert _as_pairs(vec) == _current("ann: a brand new text about kayaks")
