@@ -70,6 +70,12 @@ def tokens(text: str) -> list[str]:
     return [t.replace("’", "'") for t in _TOKEN_RE.findall(unicodedata.normalize("NFKC", text).lower())]
 
 
+def name_tokens(text: str) -> set[str]:
+    """The lowercased tokens of ``text`` with a possessive "'s" dropped ("Maya's" -> "maya"):
+    what a question can name a person by."""
+    return {t[:-2] if t.endswith("'s") and len(t) > 2 else t for t in tokens(text)}
+
+
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     result: str = _STEMMER.stemWord(word)

@@ -20,11 +20,11 @@ from typing import Any
 
 from ._text import (
     candidate_phrases,
+    name_tokens,
     normalize_concept,
     normalize_text,
     sparse_query,
     third_person,
-    tokens,
 )
 from .concepts import ConceptLinks, Expansion, boost_by_concepts, expand
 from .config import MemoryConfig, default_data_path
@@ -850,11 +850,11 @@ class Memory:
             missing = [c.fact.id for c in cands if c.dense is None]
             if missing:
                 fill_dense(cands, self.store.dense_scores(scope, vec, missing))
-            qtokens = set(tokens(query))
+            qnames = name_tokens(query)
             named = frozenset(
                 sp
                 for sp in {str(c.fact.metadata.get("speaker", "")).lower() for c in cands}
-                if sp and sp in qtokens
+                if sp and sp in qnames
             )
             ranked = rank(
                 cands,

@@ -181,6 +181,24 @@ def test_named_speaker_ranks_higher(mem) -> None:
     assert hits[0].metadata["speaker"] == "Caroline"
 
 
+@pytest.mark.parametrize("name", ["Caroline's", "caroline’s", "CAROLINE'S"])
+def test_speaker_boost_fires_on_a_possessive(mem, name) -> None:
+    """ "What is Caroline's cat called?" names Caroline as much as "Caroline" does."""
+    for speaker in ("Mel", "Caroline"):
+        mem.add(
+            [{"role": "user", "content": "Our cat is called Pixel.", "name": speaker}],
+            user_id="c",
+            infer=False,
+        )
+    query = f"What is {name} cat called?"
+    boosted = mem.search(query, user_id="c", reinforce=False).hits
+    mem.config = mem.config.model_copy(update={"speaker_boost": 0.0})
+    plain = mem.search(query, user_id="c", reinforce=False).hits
+    relevance = {h.metadata["speaker"]: h.parts.relevance for h in plain}
+    assert boosted[0].metadata["speaker"] == "Caroline"
+    assert boosted[0].parts.relevance == pytest.approx(1.3 * relevance["Caroline"])
+
+
 def test_question_words_are_not_lexical_terms() -> None:
     from mem_pipeline._text import content_words
 
