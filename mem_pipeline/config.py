@@ -100,6 +100,7 @@ class MemoryConfig(BaseModel):
     # relevance by 1 + speaker_boost: "what did Mel paint?" is about Mel's turns, though the
     # other speaker's "Mel, your painting..." can still win on a clearly better match.
     # Tuning split R@5: 0.1 .75, 0.2 .75, **0.3 .76**, 0.5 .77 (0.3: a strong hint, not a filter).
+    # A possessive names the speaker too ("Maya's job", ``_text.name_tokens``).
     speaker_boost: float = Field(default=0.3, ge=0, le=1)
     # a query that names a calendar date ("on 1 May, 2022", "in July 2022", "in May") multiplies
     # the relevance of what was said on that date (or up to 3 days after) by 1 + date_boost.
