@@ -474,7 +474,7 @@ class QdrantStore:
         flt = user_filter(scope) if scope is not None else models.Filter()
         flt.must_not = [current]
         page: list[str] = []
-        for rec in self._scroll(self.facts, flt):
+        for rec in self._scroll(self.facts, flt, payload=False):  # ids only
             page.append(str(rec.id))
             if len(page) >= 256:
                 yield page
@@ -546,7 +546,9 @@ class QdrantStore:
         for rec in self._scroll(self.facts, flt):
             yield payload_to_fact(rec.id, rec.payload or {})
 
-    def _scroll(self, collection: str, flt: models.Filter) -> Iterator[models.Record | EdgeRecord]:
+    def _scroll(
+        self, collection: str, flt: models.Filter, *, payload: bool = True
+    ) -> Iterator[models.Record | EdgeRecord]:
         offset = None
         while True:
             with self._translate("scrolling"):
@@ -555,7 +557,7 @@ class QdrantStore:
                     scroll_filter=flt,
                     limit=_SCROLL_PAGE,
                     offset=offset,
-                    with_payload=True,
+                    with_payload=payload,
                     with_vectors=False,
                 )
             yield from recs
