@@ -841,7 +841,7 @@ class Memory:
                 scope,
                 dense=vec,
                 sparse=sparse,
-                limit=max(limit * 4, 40),
+                limit=max(limit * 4, cfg.candidate_pool),
                 filters=filters,
                 include_invalid=include_invalid,
             )

@@ -326,3 +326,26 @@ def test_concept_boost_counts_only_tags_the_text_does_not_say() -> None:
     assert out["tag"].score == pytest.approx(1.3) and out["tag"].parts.concept == 1.0
     # "painting" is the hit's own word: the lexical signal already scored it
     assert out["words"].score == pytest.approx(1.0) and out["words"].parts.concept == 0.0
+
+
+def test_a_smaller_limit_returns_the_first_hits_of_a_larger_one(mem) -> None:
+    """The candidate pool does not shrink with the limit, so asking for 5 gives the first 5
+    of asking for 20 (with a pool of 4 x limit it did not: min-max saw other candidates)."""
+    import itertools
+
+    people = ["Ann", "Bob", "Cy", "Di"]
+    things = ["a red kayak", "the piano", "a sourdough starter", "the garden shed", "a used Vespa",
+              "the chess club", "a beagle puppy", "the night shift", "a trip to Kyoto", "the marathon"]
+    verbs = ["talked about", "is worried about", "finally sorted out", "keeps postponing"]
+    for i, (p, t, v) in enumerate(itertools.product(people, things, verbs)):
+        mem.add(
+            [{"role": "user", "content": f"{p} {v} {t} this week.", "name": p}],
+            user_id="u",
+            infer=False,
+            metadata={"session": i // 12},
+        )
+    for q in ["What did Ann do about the kayak?", "Who plays piano?", "When is the marathon?",
+              "What is Bob worried about?", "Kyoto trip"]:
+        top20 = [h.id for h in mem.search(q, user_id="u", limit=20, reinforce=False, expand=False)]
+        top5 = [h.id for h in mem.search(q, user_id="u", limit=5, reinforce=False, expand=False)]
+        assert top5 == top20[:5], q
