@@ -22,7 +22,7 @@ plain model and an empty embedding cache (each
 query is new), read-only (no reinforcement), links on and off, in steady state: each user has
 been recalled once since the store was opened (that first recall, which fills the per-process
 concept caches of the user, is reported apart as ``first_recall_per_user``). **Floor**: the model's time
-to embed the query + the engine's own filtered dense query for the same user, 40 points with
+to embed the query + the engine's own filtered dense query for the same user, candidate_pool (80) points with
 payloads, as the pipeline's first stage asks it (edge: ``EdgeShard.query``; local:
 ``QdrantClient.query_points``): the least any recall on that engine can cost.
 ``overhead`` = pipeline p50 / floor p50.
@@ -193,7 +193,7 @@ def floor_query(m: Memory, engine: str, vec: Any, user: str) -> None:
         shard = client._shards[m.store.facts]  # type: ignore[union-attr]
         shard.query(
             qe.QueryRequest(
-                limit=40,
+                limit=m.config.candidate_pool,
                 query=qe.Query.Nearest([float(x) for x in vec], using="dense"),
                 filter=_filter(flt),
                 with_payload=True,
@@ -205,7 +205,7 @@ def floor_query(m: Memory, engine: str, vec: Any, user: str) -> None:
             query=[float(x) for x in vec],
             using="dense",
             query_filter=models.Filter(must=flt.must),
-            limit=40,
+            limit=m.config.candidate_pool,
             with_payload=True,
         )
 

@@ -144,10 +144,13 @@ class MemoryConfig(BaseModel):
     decay_floor: float = Field(default=0.8, ge=0, le=1)
     reinforce_on_recall: bool = True
     # candidate_pool: how many facts each of the dense and lexical searches returns for ranking
-    # (at least 4 x limit). A pool that shrank with the limit ranked differently: on LoCoMo the
-    # top 5 of a search for 5 (pool 40) gave R@5 .774, the top 5 of a search for 20 (pool 80)
-    # .779. With a fixed floor, a search for 5 returns the first 5 of a search for 20.
-    candidate_pool: int = Field(default=80, ge=1, le=1000)
+    # is max(candidate_pool, 4 x limit). Min-max scaling sees the whole pool, so the ranking
+    # depends on it a little: on LoCoMo the top 5 of a search for 5 (pool 40) gave R@5 .774,
+    # the top 5 of a search for 20 (pool 80) .779. At 80, a search for up to 20 hits returns a
+    # prefix of a search for 20; but each recall then reads twice the candidates (one run of
+    # `python -m eval.bench --local-sizes` with this default set to 80: recall p50 at 100k
+    # facts 14.5 ms, 2.48x its floor, against 2.29x at 40 in an earlier run), so it stays 40.
+    candidate_pool: int = Field(default=40, ge=1, le=1000)
     # dense_weight: share of the normalised dense score in relevance (rest: lexical). LoCoMo
     # tuning split R@5/R@10: 0.35 .758/.855, 0.45 .761/.860, **0.55 .756/.862**, 0.65 lower;
     # held-out: 0.45 .742/.817, 0.55 .740/.809 -- a tie; our hand-written set prefers 0.55

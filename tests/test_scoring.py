@@ -329,9 +329,11 @@ def test_concept_boost_counts_only_tags_the_text_does_not_say() -> None:
 
 
 def test_a_smaller_limit_returns_the_first_hits_of_a_larger_one(mem) -> None:
-    """The candidate pool does not shrink with the limit, so asking for 5 gives the first 5
-    of asking for 20 (with a pool of 4 x limit it did not: min-max saw other candidates)."""
+    """With a candidate pool of at least 4 x the larger limit, asking for 5 gives the first 5
+    of asking for 20 (with the default pool of 40 it need not: min-max sees other candidates)."""
     import itertools
+
+    mem.config = mem.config.model_copy(update={"candidate_pool": 80})
 
     people = ["Ann", "Bob", "Cy", "Di"]
     things = ["a red kayak", "the piano", "a sourdough starter", "the garden shed", "a used Vespa",
