@@ -492,12 +492,10 @@ class QdrantStore:
             recs = self.client.retrieve(
                 self.facts,
                 ids=list(ids),
-                with_payload=models.PayloadSelectorInclude(
-                    include=["index_text", "embed_text", "text", "lexical_version"]
-                ),
+                with_payload=models.PayloadSelectorInclude(include=["index_text", "lexical_version"]),
             )
         items = [
-            (str(r.id), str(p.get("index_text") or p.get("embed_text") or p.get("text") or ""))
+            (str(r.id), str(p.get("index_text", "")))  # every fact is written with its index text
             for r in recs
             if (p := r.payload or {}).get("lexical_version") != LEXICAL_VERSION
         ]
