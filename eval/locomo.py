@@ -8,7 +8,7 @@ Each conversation goes into its own store as raw turns (one user per conversatio
 time); every question of categories 1-4 is asked; a question counts at k when any of its gold
 evidence turns is among the top k hits. Switch signals off to see what each adds:
 ``--no-sparse``, ``--no-decay``, ``--no-context``, ``--no-speaker``, ``--no-date``,
-``--no-session``. ``now`` for decay is the day after the conversation's last session. Recall
+``--no-session``, ``--no-reply``. ``now`` for decay is the day after the conversation's last session. Recall
 does not reinforce facts here (read-only), so question order cannot change the results.
 """
 
@@ -40,6 +40,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         speaker_boost=0.0 if args.no_speaker else args.speaker_boost,
         date_boost=0.0 if args.no_date else args.date_boost,
         session_boost=0.0 if args.no_session else args.session_boost,
+        reply_boost=0.0 if args.no_reply else args.reply_boost,
         dense_weight=args.dense_weight,
         decay_floor=args.decay_floor,
         reinforce_on_recall=False,
@@ -101,7 +102,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     out["config"] = base.model_dump(include={"use_sparse", "use_decay", "context_window",
                                              "speaker_boost", "dense_weight",
                                              "decay_floor", "date_boost",
-                                             "session_boost"})
+                                             "session_boost", "reply_boost"})
     return out
 
 
@@ -152,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-date", action="store_true", help="no boost for dates a question names")
     ap.add_argument("--no-session", action="store_true", help="no lift from a session's best match")
     ap.add_argument("--session-boost", type=float, default=MemoryConfig().session_boost)
+    ap.add_argument("--no-reply", action="store_true", help="no lift from the question a turn answers")
+    ap.add_argument("--reply-boost", type=float, default=MemoryConfig().reply_boost)
     ap.add_argument("--context-window", type=int, default=MemoryConfig().context_window)
     ap.add_argument("--speaker-boost", type=float, default=MemoryConfig().speaker_boost)
     ap.add_argument("--dense-weight", type=float, default=MemoryConfig().dense_weight)

@@ -620,9 +620,9 @@ class Memory:
         existing = self.store.get_facts(scope, [fid])
         if existing and existing[0].is_valid:
             return [self._reinforce(scope, existing[0], fact, when, "exact repeat")]
-        index_text = embed_text
-        if origin == "raw" and self.config.context_window:
-            index_text = self._lend_context(scope, fid, embed_text, meta.get("session"), recent)
+        index_text, reply_to = embed_text, None
+        if origin == "raw":
+            index_text, reply_to = self._place_turn(scope, fid, fact.text, embed_text, meta, recent)
         stored = StoredFact(
             id=fid,
             text=fact.text,
@@ -635,6 +635,7 @@ class Memory:
             last_seen_at=when,
             valid_from=when,
             origin=origin,  # type: ignore[arg-type]
+            reply_to=reply_to,
         )
         self.store.upsert_facts([(stored, vec, embed_text, index_text)])
         self._links.update(scope, [], stored.concepts, when, fact_id=stored.id)
@@ -678,23 +679,32 @@ class Memory:
         self.store.add_events(scope, events)
         return out
 
-    def _lend_context(
+    def _place_turn(
         self,
         scope: Scope,
         fid: str,
+        text: str,
         own: str,
-        session: Any,
+        meta: Mapping[str, Any],
         recent: dict[Any, list[dict[str, Any]]] | None = None,
-    ) -> str:
-        """Neighbouring raw turns lend their words to each other's lexical entry.
+    ) -> tuple[str, str | None]:
+        """Where a new raw turn sits among the turns before it: its lexical index text, and the
+        turn it answers (``StoredFact.reply_to``).
 
-        The new turn's entry gets the text of the previous ``context_window`` turns; each of
-        those gets the new turn's text appended (until it has ``context_window`` followers).
-        Only the lexical (sparse) vector and ``index_text`` change: the dense vector stays the
-        turn's own, so semantic similarity is never diluted by neighbours. Lent lines are marked
+        **Context.** Neighbouring raw turns lend their words to each other's lexical entry: the
+        new turn's entry gets the text of the previous ``context_window`` turns; each of those
+        gets the new turn's text appended (until it has ``context_window`` followers). Only the
+        lexical (sparse) vector and ``index_text`` change: the dense vector stays the turn's
+        own, so semantic similarity is never diluted by neighbours. Lent lines are marked
         (:func:`~mem_pipeline._text.as_context`) and count half as much as the turn's own words,
         so a turn that says a thing outranks the turns that merely sit next to it (LoCoMo
         tuning split R@5 .745 -> .761 at the same window).
+
+        **Reply.** When the turn just before (same scope and session) asked a question ("?")
+        and someone else said it, this turn is taken as its answer: "What's your favourite
+        dish from the show?" / "Coconut milk ice cream, no contest." Search lends the answer
+        part of the question's relevance (``MemoryConfig.reply_boost``), since the question
+        holds the words a later query uses and the answer holds what it wants.
 
         ``recent`` is one ``add`` call's view of the latest turns per session: the store is
         read for the first turn of a session only, later turns of the same call see the
@@ -703,25 +713,40 @@ class Memory:
         from ._text import as_context
 
         w = self.config.context_window
+        session = meta.get("session")
         if session is not None and not isinstance(session, (str, int)):
             session = None
         if recent is not None and session in recent:
             before = recent[session]
         else:
-            before = self.store.recent_raw(scope, session, w)
-        for prev in before:
-            if prev["id"] == fid or int(prev.get("ctx_after", 0)) >= w:
+            before = self.store.recent_raw(scope, session, max(w, 1))
+        before = [p for p in before if p["id"] != fid]
+        reply_to = None
+        if before and "?" in before[0]["text"]:
+            asker = (before[0].get("metadata") or {}).get("speaker")
+            if asker is not None and asker != meta.get("speaker"):
+                reply_to = before[0]["id"]
+        lent_to = before[:w]
+        for prev in lent_to:
+            if int(prev.get("ctx_after", 0)) >= w:
                 continue
-            text = prev.get("index_text", prev["text"]) + "\n" + as_context(own)
+            ctx = prev.get("index_text", prev["text"]) + "\n" + as_context(own)
             after = int(prev.get("ctx_after", 0)) + 1
-            self.store.set_lexical(prev["id"], text, {"ctx_after": after})
-            prev["index_text"], prev["ctx_after"] = text, after
-        lent = [as_context(p.get("embed_text") or p["text"]) for p in reversed(before) if p["id"] != fid]
+            self.store.set_lexical(prev["id"], ctx, {"ctx_after": after})
+            prev["index_text"], prev["ctx_after"] = ctx, after
+        lent = [as_context(p.get("embed_text") or p["text"]) for p in reversed(lent_to)]
         index_text = "\n".join([*lent, own])
         if recent is not None:
-            mine = {"id": fid, "text": own, "embed_text": own, "index_text": index_text, "ctx_after": 0}
-            recent[session] = [mine, *[p for p in before if p["id"] != fid]][:w]
-        return index_text
+            mine = {
+                "id": fid,
+                "text": text,
+                "embed_text": own,
+                "index_text": index_text,
+                "ctx_after": 0,
+                "metadata": dict(meta),
+            }
+            recent[session] = [mine, *before][: max(w, 1)]
+        return index_text, reply_to
 
     def _reinforce(
         self, scope: Scope, target: StoredFact, fact: ExtractedFact, when: datetime, reason: str
@@ -868,6 +893,7 @@ class Memory:
                 dates=date_ranges(query, at) if cfg.date_boost else (),
                 date_boost=cfg.date_boost,
                 session_boost=cfg.session_boost,
+                reply_boost=cfg.reply_boost,
             )
             qc = (
                 self._links.name_matches(scope, found, grams.result() if grams else None)

@@ -146,6 +146,9 @@ class StoredFact(BaseModel):
     valence: float = 0.0
     importance: float | None = None
     origin: Literal["raw", "offline", "llm", "manual"] = "raw"
+    #: a raw turn that answers a question: the id of the turn that asked it (the previous turn
+    #: of the session, said by someone else, with a "?"); see ``Memory._place_turn``
+    reply_to: str | None = None
 
     @property
     def is_valid(self) -> bool:
@@ -208,6 +211,9 @@ class ScoreParts(BaseModel):
     reinforcement: float = 1.0
     concept: float = 0.0
     association: float = 0.0
+    #: relevance lent by the question this turn answers (``StoredFact.reply_to``), included in
+    #: ``relevance``
+    reply: float = 0.0
 
 
 class Via(BaseModel):

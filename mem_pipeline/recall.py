@@ -14,7 +14,7 @@ from .decay import fuse, recency, reinforcement
 from .models import Category, ScoreParts, StoredFact, Via
 from .store import Candidate
 
-__all__ = ["DATE_SLACK", "Hit", "Recall", "fill_dense", "rank"]
+__all__ = ["DATE_SLACK", "Hit", "Recall", "fill_dense", "rank", "reply_lift"]
 
 #: semantic/lexical: found by the text search; concept: tagged with a concept the query names
 #: but missed by the text search; association: reached only through concept links (``via``).
@@ -157,6 +157,7 @@ def rank(
     dates: Sequence[tuple[datetime, datetime]] = (),
     date_boost: float = 0.0,
     session_boost: float = 0.0,
+    reply_boost: float = 0.0,
 ) -> list[Hit]:
     """Score candidates (pure): relevance x decay x reinforcement, best first.
 
@@ -166,6 +167,10 @@ def rank(
     :data:`DATE_SLACK` after it (people report a day's events the next days: "yesterday I..."),
     has its relevance multiplied by ``1 + date_boost``.
 
+    With ``reply_boost``, a candidate that answers a question (``fact.reply_to``) gains
+    ``reply_boost`` x the fused relevance of that question when the question is among the
+    candidates (:func:`reply_lift`), before the other boosts.
+
     With ``session_boost``, each candidate that has a ``metadata["session"]`` gains
     ``session_boost`` x the best relevance among the candidates of its session: a conversation
     that holds a strong match for the query is where the rest of the answer tends to be (the
@@ -173,6 +178,8 @@ def rank(
     above equally relevant turns of unrelated conversations.
     """
     rel = fuse([c.dense for c in candidates], [c.lexical for c in candidates], dense_weight=dense_weight)
+    lent = reply_lift(candidates, rel, reply_boost) if reply_boost else [0.0] * len(rel)
+    rel = [r + x for r, x in zip(rel, lent)]
     if named_speakers and speaker_boost:
         rel = [
             r * (1 + speaker_boost)
@@ -190,7 +197,7 @@ def rank(
     if session_boost:
         rel = _session_lift(candidates, rel, session_boost)
     hits = []
-    for c, r in zip(candidates, rel):
+    for c, r, x in zip(candidates, rel, lent):
         f = c.fact
         d = (
             recency(
@@ -213,10 +220,30 @@ def rank(
             relevance=r,
             decay=d,
             reinforcement=rf,
+            reply=x,
         )
         hits.append(hit_from_fact(f, r * d * rf, "semantic" if c.dense is not None else "lexical", parts))
     hits.sort(key=lambda h: h.score, reverse=True)
     return hits
+
+
+def reply_lift(candidates: Sequence[Candidate], rel: Sequence[float], boost: float) -> list[float]:
+    """What each candidate gains from the question it answers (pure): ``boost`` x the
+    relevance of the candidate its ``fact.reply_to`` names, 0 when that turn is not a candidate.
+
+    A question and its answer split what a later query needs: "What's your favourite dish from
+    the show?" holds the query's words, "Coconut milk ice cream, no contest." holds what it
+    wants. Only the answer gains: the question already ranks on its own words (lifting the
+    question from its answer as well lost recall in a scratch run on LoCoMo), and only after a
+    question: a lift from any previous turn did not help there. Figures: README "Recall quality"
+    and ``MemoryConfig.reply_boost``.
+    """
+    at = {c.fact.id: i for i, c in enumerate(candidates)}
+    out = []
+    for c in candidates:
+        j = at.get(c.fact.reply_to) if c.fact.reply_to else None
+        out.append(boost * rel[j] if j is not None else 0.0)
+    return out
 
 
 def _session_lift(candidates: Sequence[Candidate], rel: list[float], boost: float) -> list[float]:

@@ -113,6 +113,7 @@ def fact_to_payload(f: StoredFact, embed_text: str, index_text: str) -> dict[str
         "valence": f.valence,
         "importance": f.importance,
         "origin": f.origin,
+        "reply_to": f.reply_to,
         "ingest_ns": time.time_ns(),
         "schema": SCHEMA_VERSION,
         "lexical_version": LEXICAL_VERSION,
@@ -147,6 +148,7 @@ def payload_to_fact(point_id: Any, p: Mapping[str, Any]) -> StoredFact:
         valence=float(p.get("valence", 0.0)),
         importance=None if p.get("importance") is None else float(p["importance"]),
         origin=p.get("origin", "raw"),
+        reply_to=p.get("reply_to"),
     )
 
 

@@ -221,7 +221,13 @@ def test_lent_context_weighs_less_than_own_words() -> None:
     assert own[lake] == pytest.approx(own[kayak])
 
 
-def _candidate(i: str, dense: float | None, lexical: float | None = None, session: object = None) -> Any:
+def _candidate(
+    i: str,
+    dense: float | None,
+    lexical: float | None = None,
+    session: object = None,
+    reply_to: str | None = None,
+) -> Any:
     """A search candidate whose fact is ``i`` (text and id), optionally in a session."""
     from mem_pipeline.models import Category, Scope, StoredFact
     from mem_pipeline.store import Candidate
@@ -237,6 +243,7 @@ def _candidate(i: str, dense: float | None, lexical: float | None = None, sessio
         updated_at=NOW,
         last_seen_at=NOW,
         valid_from=NOW,
+        reply_to=reply_to,
     )
     return Candidate(fact, dense=dense, lexical=lexical)
 
@@ -351,3 +358,67 @@ def test_a_smaller_limit_returns_the_first_hits_of_a_larger_one(mem) -> None:
         top20 = [h.id for h in mem.search(q, user_id="u", limit=20, reinforce=False, expand=False)]
         top5 = [h.id for h in mem.search(q, user_id="u", limit=5, reinforce=False, expand=False)]
         assert top5 == top20[:5], q
+
+
+def test_an_answer_gains_from_the_question_it_answers() -> None:
+    from mem_pipeline.recall import rank, reply_lift
+
+    cands = [
+        _candidate("question", 0.9),
+        _candidate("answer", 0.5, reply_to="question"),
+        _candidate("bystander", 0.55),
+        _candidate("orphan", 0.5, reply_to="not-a-candidate"),
+        _candidate("floor", 0.1),
+    ]
+    kw = {"now": NOW, "half_lives": {}, "dense_weight": 1.0, "decay_floor": 1.0, "use_decay": False}
+    plain = [h.id for h in rank(cands, **kw)]
+    assert plain.index("answer") > plain.index("bystander")
+    assert reply_lift(cands, [1.0, 0.5, 0.6, 0.5, 0.0], 0.2) == pytest.approx([0, 0.2, 0, 0, 0])
+    lifted = rank(cands, reply_boost=0.2, **kw)
+    assert [h.id for h in lifted][:2] == ["question", "answer"]  # 0.5 + 0.2 x 1.0 beats 0.5625
+    by_id = {h.id: h for h in lifted}
+    assert by_id["answer"].parts.reply == pytest.approx(0.2)  # explained on the hit
+    assert by_id["answer"].parts.relevance == pytest.approx(0.5 + 0.2)
+    # the question itself, a turn whose question is not among the candidates: nothing
+    assert by_id["question"].parts.reply == 0.0 and by_id["orphan"].parts.reply == 0.0
+    assert by_id["orphan"].parts.relevance == pytest.approx(0.5)
+
+
+def test_an_answer_knows_the_question_it_answers(mem) -> None:
+    """A raw turn right after another speaker's question records it (``reply_to``), whether
+    the turns come in one call or one call each; a statement, the same speaker asking and
+    answering, or another session record nothing."""
+    turns = [
+        ("Jo", "What's your favourite dish from the cooking show?", 1),
+        ("Nate", "Coconut milk ice cream, no contest.", 1),  # answers Jo
+        ("Nate", "It is dairy-free too.", 1),  # follows a statement
+        ("Nate", "Did I tell you about the turtles?", 1),
+        ("Nate", "They love strawberries.", 1),  # the asker goes on
+        ("Jo", "Will you host another show?", 1),
+        ("Nate", "Maybe in spring.", 2),  # another session
+    ]
+    for batched in (False, True):
+        user = f"conv-{batched}"
+        ids: list[str] = []
+        if batched:
+            for session in (1, 2):
+                res = mem.add(
+                    [{"role": "user", "content": t, "name": n} for n, t, s in turns if s == session],
+                    user_id=user,
+                    infer=False,
+                    metadata={"session": session},
+                )
+                ids += res.ids
+        else:
+            for n, t, s in turns:
+                msg = {"role": "user", "content": t, "name": n}
+                ids += mem.add([msg], user_id=user, infer=False, metadata={"session": s}).ids
+        facts = {f.id: f for f in mem.get_all(user_id=user)}
+        assert [facts[i].reply_to for i in ids] == [None, ids[0], None, None, None, None, None]
+    # the answer ranks on the question's words, and its hit says so
+    hits = mem.search("favourite dish from the cooking show", user_id="conv-True", reinforce=False).hits
+    answer = next(h for h in hits if h.text.startswith("Coconut"))
+    assert answer.parts.reply > 0
+    mem.config = mem.config.model_copy(update={"reply_boost": 0.0})
+    hits = mem.search("favourite dish from the cooking show", user_id="conv-True", reinforce=False).hits
+    assert next(h for h in hits if h.text.startswith("Coconut")).parts.reply == 0.0
