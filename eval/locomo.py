@@ -25,6 +25,7 @@ from tqdm import tqdm
 
 from eval.retrieval import CATEGORY_NAMES, Scores, load, paired_bootstrap, timed
 from mem_pipeline import LocalEmbedder, Memory, MemoryConfig
+from mem_pipeline.models import Scope
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -38,6 +39,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         use_decay=not args.no_decay,
         context_window=0 if args.no_context else args.context_window,
         speaker_boost=0.0 if args.no_speaker else args.speaker_boost,
+        dense_without_speakers=not args.keep_names,
         date_boost=0.0 if args.no_date else args.date_boost,
         session_boost=0.0 if args.no_session else args.session_boost,
         reply_boost=0.0 if args.no_reply else args.reply_boost,
@@ -70,6 +72,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 # embed the question once up front, so the three timed searches below compare
                 # the pipelines and not which one paid for the query embedding
                 mem._embed.embed_one(q.question)
+                mem._embed.embed_one(mem._dense_query(Scope.of(user), q.question)[0])
                 mem.config = base
                 r, ms = timed(lambda q=q, mem=mem, user=user, now=now: mem.search(
                     q.question, user_id=user, limit=max(ks), now=now))
@@ -102,7 +105,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     out["config"] = base.model_dump(include={"use_sparse", "use_decay", "context_window",
                                              "speaker_boost", "dense_weight",
                                              "decay_floor", "date_boost",
-                                             "session_boost", "reply_boost"})
+                                             "session_boost", "reply_boost",
+                                             "dense_without_speakers"})
     return out
 
 
@@ -150,6 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-decay", action="store_true")
     ap.add_argument("--no-context", action="store_true")
     ap.add_argument("--no-speaker", action="store_true")
+    ap.add_argument("--keep-names", action="store_true",
+                    help="embed a question with the speakers it names (default: without them)")
     ap.add_argument("--no-date", action="store_true", help="no boost for dates a question names")
     ap.add_argument("--no-session", action="store_true", help="no lift from a session's best match")
     ap.add_argument("--session-boost", type=float, default=MemoryConfig().session_boost)

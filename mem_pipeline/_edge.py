@@ -416,6 +416,19 @@ class EdgeClient:
             for res in results
         ]
 
+    def facet(
+        self,
+        collection_name: str,
+        key: str,
+        facet_filter: models.Filter | None = None,
+        limit: int = 10,
+        exact: bool = False,
+    ) -> models.FacetResponse:
+        req = qe.FacetRequest(key=key, limit=int(limit), exact=exact, filter=_filter(facet_filter))
+        res = self._shard(collection_name).facet(req)
+        hits = [models.FacetValueHit(value=h.value, count=int(h.count)) for h in res.hits]
+        return models.FacetResponse(hits=hits)
+
     def count(
         self, collection_name: str, count_filter: models.Filter | None = None, exact: bool = True
     ) -> EdgeCount:

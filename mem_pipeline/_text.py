@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import unicodedata
 import zlib
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 from functools import lru_cache
 
@@ -22,6 +23,7 @@ __all__ = [
     "candidate_phrases",
     "content_words",
     "date_ranges",
+    "name_tokens",
     "normalize_concept",
     "normalize_text",
     "sparse_doc",
@@ -29,6 +31,7 @@ __all__ = [
     "split_sentences",
     "stem",
     "tokens",
+    "without_names",
 ]
 
 # English function words, plus the words questions are made of ("when", "did", "likely"):
@@ -74,6 +77,21 @@ def name_tokens(text: str) -> set[str]:
     """The lowercased tokens of ``text`` with a possessive "'s" dropped ("Maya's" -> "maya"):
     what a question can name a person by."""
     return {t[:-2] if t.endswith("'s") and len(t) > 2 else t for t in tokens(text)}
+
+
+def without_names(text: str, names: Iterable[str]) -> str:
+    """``text`` with each of ``names`` (whole words, any case, a possessive "'s" with them)
+    left out: what a question asks once the person it names is set aside ("What is Mel's
+    job?" -> "What is job?"). Unchanged when no name occurs or no content word would be left."""
+    alts = sorted({n for n in names if n and n.strip()}, key=len, reverse=True)
+    if not alts:
+        return text
+    pattern = r"(?<![\w'’])(?:" + "|".join(map(re.escape, alts)) + r")(?:['’]s)?(?![\w'’])"
+    out, n = re.subn(pattern, "", text, flags=re.IGNORECASE)
+    if not n:
+        return text
+    out = re.sub(r"\s+([?!.,;:])", r"\1", re.sub(r"\s{2,}", " ", out)).strip()
+    return out if content_words(out) else text
 
 
 @lru_cache(maxsize=65536)

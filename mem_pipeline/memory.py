@@ -25,6 +25,7 @@ from ._text import (
     normalize_text,
     sparse_query,
     third_person,
+    without_names,
 )
 from .concepts import ConceptLinks, Expansion, boost_by_concepts, expand
 from .config import MemoryConfig, default_data_path
@@ -851,7 +852,8 @@ class Memory:
         limit = self._limit(limit)
         cfg = self.config
         at = self.now() if now is None else _as_datetime(now, "now")
-        vec = self._embed.embed_one(query)
+        dense_text, named = self._dense_query(scope, query)
+        vec = self._embed.embed_one(dense_text)
         sparse = sparse_query(query) if cfg.use_sparse else None
         # the query's concepts feed the concept boost and the expansion; with both off,
         # matching them (which may embed query n-grams) would be work for nothing
@@ -875,12 +877,6 @@ class Memory:
             missing = [c.fact.id for c in cands if c.dense is None]
             if missing:
                 fill_dense(cands, self.store.dense_scores(scope, vec, missing))
-            qnames = name_tokens(query)
-            named = frozenset(
-                sp
-                for sp in {str(c.fact.metadata.get("speaker", "")).lower() for c in cands}
-                if sp and sp in qnames
-            )
             ranked = rank(
                 cands,
                 now=at,
@@ -909,6 +905,26 @@ class Memory:
                 for h in hits:
                     self.store.set_fact_fields(h.id, {"recalls": by_id[h.id].recalls + 1})
             return self._associate(scope, query, hits, at, expand, qc, {c.fact.id: c.fact for c in cands})
+
+    def _dense_query(self, scope: Scope, query: str) -> tuple[str, frozenset[str]]:
+        """What the dense search embeds, and the speakers (lowercased) the query names.
+
+        With the speaker signal on, the query's words are matched against the scope's
+        speakers (``QdrantStore.speakers``, a facet over an index: no facts are read); a named
+        speaker's turns get the speaker boost in ``rank``, and with
+        ``config.dense_without_speakers`` the names are left out of the text the dense search
+        embeds (``_text.without_names``): the boost matches the person, the vector what is
+        asked about. A name in the vector makes short turns that only say it ("Thanks,
+        Caroline!") look like the answer."""
+        cfg = self.config
+        if not cfg.speaker_boost:
+            return query, frozenset()
+        qnames = name_tokens(query)
+        named = [sp for sp in self.store.speakers(scope) if sp.lower() in qnames]
+        if not named:
+            return query, frozenset()
+        text = without_names(query, named) if cfg.dense_without_speakers else query
+        return text, frozenset(sp.lower() for sp in named)
 
     def get(
         self,

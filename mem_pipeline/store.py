@@ -200,6 +200,10 @@ def metadata_conditions(filters: Mapping[str, Any] | None) -> list[models.Condit
     return out
 
 
+# fact payload indexes that stores created before them lack (see ``QdrantStore._ensure``);
+# faceting needs one: ``speakers`` lists a scope's speakers from it
+_LATER_FACT_INDEXES = {"metadata.speaker": models.PayloadSchemaType.KEYWORD}
+
 _VALID = models.FieldCondition(key="valid", match=models.MatchValue(value=True))
 # what a search reads of a fact: all but the texts that were embedded and indexed (the indexed
 # text carries the neighbouring turns and is the largest field)
@@ -307,6 +311,12 @@ class QdrantStore:
                     f"{self.embedder_id!r} ({self.dimensions} dims). Use the same embedder, or "
                     "another path / collection_prefix for the new one."
                 )
+            # indexes added after a store's creation are built when it is next opened (a no-op
+            # once they exist)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                for field, schema in _LATER_FACT_INDEXES.items():
+                    c.create_payload_index(self.facts, field, field_schema=schema)
         else:
             c.create_collection(
                 self.facts,
@@ -327,6 +337,7 @@ class QdrantStore:
                     "valid": models.PayloadSchemaType.BOOL,
                     "created_ts": models.PayloadSchemaType.FLOAT,
                     "ingest_ns": models.PayloadSchemaType.INTEGER,  # order_by needs a range index
+                    **_LATER_FACT_INDEXES,
                 },
             )
         if not c.collection_exists(self.concepts):
@@ -563,6 +574,15 @@ class QdrantStore:
             yield from recs
             if offset is None:
                 return
+
+    def speakers(self, scope: Scope, limit: int = 1000) -> list[str]:
+        """The distinct ``metadata["speaker"]`` values of this scope's facts (most frequent
+        first, at most ``limit``): a facet over the speaker index, without reading facts."""
+        with self._translate("listing speakers"):
+            resp = self.client.facet(
+                self.facts, key="metadata.speaker", facet_filter=scope_filter(scope), limit=limit
+            )
+        return [str(h.value) for h in resp.hits]
 
     def dense_scores(self, scope: Scope, dense: VectorLike, ids: Sequence[str]) -> dict[str, float]:
         """Cosine of ``dense`` with the stored vector of each of these facts of ``scope``,

@@ -191,12 +191,15 @@ def test_speaker_boost_fires_on_a_possessive(mem, name) -> None:
             infer=False,
         )
     query = f"What is {name} cat called?"
+    # the same dense query text with and without the boost (the test of that is further down)
+    mem.config = mem.config.model_copy(update={"dense_without_speakers": False})
+    boost = mem.config.speaker_boost
     boosted = mem.search(query, user_id="c", reinforce=False).hits
     mem.config = mem.config.model_copy(update={"speaker_boost": 0.0})
     plain = mem.search(query, user_id="c", reinforce=False).hits
     relevance = {h.metadata["speaker"]: h.parts.relevance for h in plain}
     assert boosted[0].metadata["speaker"] == "Caroline"
-    assert boosted[0].parts.relevance == pytest.approx(1.3 * relevance["Caroline"])
+    assert boosted[0].parts.relevance == pytest.approx((1 + boost) * relevance["Caroline"])
 
 
 def test_question_words_are_not_lexical_terms() -> None:
@@ -422,3 +425,52 @@ def test_an_answer_knows_the_question_it_answers(mem) -> None:
     mem.config = mem.config.model_copy(update={"reply_boost": 0.0})
     hits = mem.search("favourite dish from the cooking show", user_id="conv-True", reinforce=False).hits
     assert next(h for h in hits if h.text.startswith("Coconut")).parts.reply == 0.0
+
+
+def test_without_names() -> None:
+    from mem_pipeline._text import without_names
+
+    names = ["Mel", "Caroline", "Jon"]
+    assert without_names("What did Mel paint?", names) == "What did paint?"
+    assert without_names("What is Caroline's job?", names) == "What is job?"
+    assert without_names("What is CAROLINE’S job?", names) == "What is job?"
+    assert without_names("When did Jon and Mel meet at the gym?", names) == "When did and meet at the gym?"
+    # whole words only; nothing named, or nothing left to ask: unchanged
+    assert without_names("What did Melanie paint?", names) == "What did Melanie paint?"
+    assert without_names("Mel?", names) == "Mel?"
+    assert without_names("What did Mel paint?", []) == "What did Mel paint?"
+
+
+def test_a_query_naming_a_speaker_is_embedded_without_the_name(mem, embedder) -> None:
+    """The speaker boost matches the person; the dense search embeds only what is asked, so
+    a turn that merely says the name ("Thanks, Caroline!") is not taken for the answer."""
+    import numpy as np
+
+    from mem_pipeline.models import Scope
+
+    turns = [
+        ("Melanie", "Thanks, Caroline! You are amazing, Caroline."),
+        ("Caroline", "I spent the week researching adoption agencies."),
+    ]
+    for name, text in turns:
+        mem.add([{"role": "user", "content": text, "name": name}], user_id="c", infer=False)
+    mem.add([{"role": "user", "content": "Hi", "name": "Pat"}], user_id="other", infer=False)
+    assert sorted(mem.store.speakers(Scope.of("c"))) == ["Caroline", "Melanie"]  # this scope's only
+    query = "What has Caroline been researching?"
+    assert mem._dense_query(Scope.of("c"), query) == ("What has been researching?", frozenset({"caroline"}))
+    other = "What has Pat been up to?"  # Pat speaks in another scope only
+    assert mem._dense_query(Scope.of("c"), other) == (other, frozenset())
+
+    def cosine(a: str, b: str) -> float:
+        va, vb = embedder.embed_batch([a, b])
+        return float(np.dot(va, vb))
+
+    thanks = "Melanie: Thanks, Caroline! You are amazing, Caroline."
+    by_text = {h.text: h for h in mem.search(query, user_id="c", reinforce=False).hits}
+    similarity = by_text["Thanks, Caroline! You are amazing, Caroline."].parts.similarity
+    assert similarity == pytest.approx(cosine("What has been researching?", thanks), abs=1e-3)
+    assert similarity < cosine(query, thanks) - 0.2  # the name alone made it look relevant
+    mem.config = mem.config.model_copy(update={"dense_without_speakers": False})
+    assert mem._dense_query(Scope.of("c"), query) == (query, frozenset({"caroline"}))
+    mem.config = mem.config.model_copy(update={"speaker_boost": 0.0})
+    assert mem._dense_query(Scope.of("c"), query) == (query, frozenset())
