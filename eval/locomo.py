@@ -8,8 +8,9 @@ Each conversation goes into its own store as raw turns (one user per conversatio
 time); every question of categories 1-4 is asked; a question counts at k when any of its gold
 evidence turns is among the top k hits. Switch signals off to see what each adds:
 ``--no-sparse``, ``--no-decay``, ``--no-context``, ``--no-speaker``, ``--no-date``,
-``--no-session``, ``--no-reply``. ``now`` for decay is the day after the conversation's last session. Recall
-does not reinforce facts here (read-only), so question order cannot change the results.
+``--no-session``, ``--no-reply``, ``--no-when``, ``--keep-names``. ``now`` for decay is the
+day after the conversation's last session. Recall does not reinforce facts here (read-only),
+so question order cannot change the results.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         speaker_boost=0.0 if args.no_speaker else args.speaker_boost,
         dense_without_speakers=not args.keep_names,
         date_boost=0.0 if args.no_date else args.date_boost,
+        when_boost=0.0 if args.no_when else args.when_boost,
         session_boost=0.0 if args.no_session else args.session_boost,
         reply_boost=0.0 if args.no_reply else args.reply_boost,
         dense_weight=args.dense_weight,
@@ -105,7 +107,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     out["config"] = base.model_dump(include={"use_sparse", "use_decay", "context_window",
                                              "speaker_boost", "dense_weight",
                                              "decay_floor", "date_boost",
-                                             "session_boost", "reply_boost",
+                                             "session_boost", "reply_boost", "when_boost",
                                              "dense_without_speakers"})
     return out
 
@@ -166,6 +168,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dense-weight", type=float, default=MemoryConfig().dense_weight)
     ap.add_argument("--decay-floor", type=float, default=MemoryConfig().decay_floor)
     ap.add_argument("--date-boost", type=float, default=MemoryConfig().date_boost)
+    ap.add_argument("--no-when", action="store_true",
+                    help="no boost for turns that say when, on questions that ask when")
+    ap.add_argument("--when-boost", type=float, default=MemoryConfig().when_boost)
     ap.add_argument("--split", nargs="*", default=["conv-26", "conv-30", "conv-41"],
                     help="tuning conversations: also report them and the rest (held out) apart")
     ap.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -20,12 +20,14 @@ __all__ = [
     "LEXICAL_VERSION",
     "STOPWORDS",
     "as_context",
+    "asks_when",
     "candidate_phrases",
     "content_words",
     "date_ranges",
     "name_tokens",
     "normalize_concept",
     "normalize_text",
+    "says_when",
     "sparse_doc",
     "sparse_query",
     "split_sentences",
@@ -462,3 +464,36 @@ def date_ranges(text: str, now: datetime) -> list[tuple[datetime, datetime]]:
             taken.append((m.start(), m.end()))
             out.append((start, end))
     return out
+
+
+_AUX = r"(?:did|do|does|is|was|were|will|are|has|have|had|can|could|should|would)"
+_WHEN_QUESTION = re.compile(
+    rf"^\W*when\b|\bwhen\s+{_AUX}\b|\bsince when\b|\bhow long ago\b"
+    r"|\b(?:what|which)\s+(?:date|day|week|weekend|month|year|time)\b",
+    re.IGNORECASE,
+)
+_TIME_UNIT = r"(?:days?|weeks?|weekends?|months?|years?|nights?|mornings?|evenings?)"
+_WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+_SEASON = r"(?:summer|winter|spring|autumn|fall)"
+_TIME_EXPRESSION = re.compile(
+    rf"\b(?:yesterday|today|tonight|tomorrow|{_WEEKDAY}s?"
+    rf"|(?:last|this|next|past)\s+(?:{_TIME_UNIT}|{_WEEKDAY}|{_SEASON})"
+    rf"|(?:\w+|\d+)\s+{_TIME_UNIT}\s+ago"
+    r"|january|february|april|june|july|august|september|october|november|december"
+    r"|(?:in|since|until|till|by|from|during|around|of)\s+(?:19|20)\d\d)\b"
+    r"|\b(?-i:May|March)\b",  # the months that are also words count capitalised only
+    re.IGNORECASE,
+)
+
+
+def asks_when(text: str) -> bool:
+    """Whether a question asks when something happened ("When did...", "What year...",
+    "how long ago"); "when" as a conjunction ("what did she do when she was...") does not."""
+    return bool(_WHEN_QUESTION.search(text))
+
+
+def says_when(text: str) -> bool:
+    """Whether a text places something in time: a relative day ("yesterday", "last week",
+    "two months ago"), a weekday, a month or a year ("in 2019"; a bare number is not). The
+    turn that answers "when?" usually says one of these; the session date then resolves it."""
+    return bool(_TIME_EXPRESSION.search(text))

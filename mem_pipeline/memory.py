@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ._text import (
+    asks_when,
     candidate_phrases,
     name_tokens,
     normalize_concept,
@@ -890,6 +891,7 @@ class Memory:
                 date_boost=cfg.date_boost,
                 session_boost=cfg.session_boost,
                 reply_boost=cfg.reply_boost,
+                when_boost=cfg.when_boost if cfg.when_boost and asks_when(query) else 0.0,
             )
             qc = (
                 self._links.name_matches(scope, found, grams.result() if grams else None)

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from ._text import says_when
 from .decay import fuse, recency, reinforcement
 from .models import Category, ScoreParts, StoredFact, Via
 from .store import Candidate
@@ -158,6 +159,7 @@ def rank(
     date_boost: float = 0.0,
     session_boost: float = 0.0,
     reply_boost: float = 0.0,
+    when_boost: float = 0.0,
 ) -> list[Hit]:
     """Score candidates (pure): relevance x decay x reinforcement, best first.
 
@@ -166,6 +168,11 @@ def rank(
     A candidate created within one of the query's ``dates`` ranges ``[start, end)``, or up to
     :data:`DATE_SLACK` after it (people report a day's events the next days: "yesterday I..."),
     has its relevance multiplied by ``1 + date_boost``.
+
+    ``when_boost`` (the caller passes it for a question that asks when: ``_text.asks_when``)
+    multiplies by ``1 + when_boost`` the relevance of each candidate whose text places
+    something in time (``_text.says_when``: "yesterday", "last week", a month, a year): the
+    turn that answers "when?" says when, and its date resolves the rest.
 
     With ``reply_boost``, a candidate that answers a question (``fact.reply_to``) gains
     ``reply_boost`` x the fused relevance of that question when the question is among the
@@ -194,6 +201,8 @@ def rank(
             else r
             for c, r in zip(candidates, rel)
         ]
+    if when_boost:
+        rel = [r * (1 + when_boost) if says_when(c.fact.text) else r for c, r in zip(candidates, rel)]
     if session_boost:
         rel = _session_lift(candidates, rel, session_boost)
     hits = []

@@ -474,3 +474,31 @@ def test_a_query_naming_a_speaker_is_embedded_without_the_name(mem, embedder) ->
     assert mem._dense_query(Scope.of("c"), query) == (query, frozenset({"caroline"}))
     mem.config = mem.config.model_copy(update={"speaker_boost": 0.0})
     assert mem._dense_query(Scope.of("c"), query) == (query, frozenset())
+
+
+def test_questions_that_ask_when_and_texts_that_say_when() -> None:
+    from mem_pipeline._text import asks_when, says_when
+
+    for q in ["When did Mel paint?", "So, when was that?", "What year did Jon start?",
+              "Which month is the race?", "How long ago did Jo move?", "Since when is Maya vegan?"]:
+        assert asks_when(q), q
+    for q in ["What did Mel do when she was in Paris?", "What did Mel paint?", "Who came?"]:
+        assert not asks_when(q), q
+    for t in ["I did it yesterday!", "We went last weekend.", "It was two weeks ago.", "On Friday.",
+              "In May we moved.", "Back in 2019.", "this past weekend", "Last summer was hot."]:
+        assert says_when(t), t
+    for t in ["I may go.", "The march was loud.", "I love painting.", "We have 2000 photos"]:
+        assert not says_when(t), t
+
+
+def test_a_when_question_ranks_turns_that_say_when_higher() -> None:
+    from mem_pipeline.recall import rank
+
+    cands = [_candidate("We finally adopted the puppy last week.", 0.5),
+             _candidate("We finally adopted the puppy, so happy.", 0.55)]
+    kw = {"now": NOW, "half_lives": {}, "dense_weight": 1.0, "decay_floor": 1.0, "use_decay": False}
+    cands.append(_candidate("floor", 0.0))
+    assert rank(cands, **kw)[0].id == "We finally adopted the puppy, so happy."
+    boosted = rank(cands, when_boost=0.2, **kw)
+    assert boosted[0].id == "We finally adopted the puppy last week."
+    assert boosted[0].parts.relevance == pytest.approx(1.2 * 0.5 / 0.55)
