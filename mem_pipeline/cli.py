@@ -166,8 +166,8 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"dry_run": args.dry_run, "facts": n}))
     else:
-        verb = "would rebuild (dry run)" if args.dry_run else "rebuilt"
-        print(f"{verb} the lexical vectors of {n} facts")
+        verb = "would update (dry run)" if args.dry_run else "updated"
+        print(f"{verb} {n} facts (lexical vectors, reply links)")
     return 0
 
 
@@ -466,7 +466,9 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--tenant", default="default")
     rp.set_defaults(func=cmd_retry_pending)
     ri = sub.add_parser(
-        "reindex", parents=[common], help="rebuild lexical vectors of an older version (after an upgrade)"
+        "reindex",
+        parents=[common],
+        help="update facts an older version wrote: lexical vectors, reply links (after an upgrade)",
     )
     ri.add_argument("--user", default=None, help="only this user (default: everyone)")
     ri.add_argument("--tenant", default="default")

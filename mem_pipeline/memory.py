@@ -51,7 +51,7 @@ from .models import (
 )
 from .recall import Hit, Recall, Source, hit_from_fact, rank
 from .reconcile import Decision, LLMReconciler, Reconciler, offline_decision
-from .store import QdrantStore, VectorLike
+from .store import TURN_LINKS_VERSION, QdrantStore, VectorLike
 
 __all__ = ["Memory"]
 
@@ -83,6 +83,19 @@ def _brief(f: StoredFact) -> dict[str, Any]:
         "valence": f.valence,
         "importance": f.importance,
     }
+
+
+def _session_key(session: Any) -> str | int | None:
+    """A turn's ``metadata["session"]`` as turns are grouped by (anything but a string or
+    an int: no session)."""
+    return session if isinstance(session, (str, int)) and not isinstance(session, bool) else None
+
+
+def _answers(prev: Mapping[str, Any], meta: Mapping[str, Any]) -> bool:
+    """Whether a raw turn with metadata ``meta`` answers the stored turn ``prev`` said just
+    before it: ``prev`` asked a question ("?") and someone else said it."""
+    asker = (prev.get("metadata") or {}).get("speaker")
+    return "?" in str(prev.get("text", "")) and asker is not None and asker != meta.get("speaker")
 
 
 def fact_id(scope: Scope, text: str) -> str:
@@ -715,19 +728,13 @@ class Memory:
         from ._text import as_context
 
         w = self.config.context_window
-        session = meta.get("session")
-        if session is not None and not isinstance(session, (str, int)):
-            session = None
+        session = _session_key(meta.get("session"))
         if recent is not None and session in recent:
             before = recent[session]
         else:
             before = self.store.recent_raw(scope, session, max(w, 1))
         before = [p for p in before if p["id"] != fid]
-        reply_to = None
-        if before and "?" in before[0]["text"]:
-            asker = (before[0].get("metadata") or {}).get("speaker")
-            if asker is not None and asker != meta.get("speaker"):
-                reply_to = before[0]["id"]
+        reply_to = before[0]["id"] if before and _answers(before[0], meta) else None
         lent_to = before[:w]
         for prev in lent_to:
             if int(prev.get("ctx_after", 0)) >= w:
@@ -1183,9 +1190,14 @@ class Memory:
         ]
 
     def reindex(self, *, user_id: str | None = None, tenant: str = "default", dry_run: bool = False) -> int:
-        """Rebuild the lexical vectors that an older version of the lexical analysis built
-        (see :data:`~mem_pipeline._text.LEXICAL_VERSION`), from each fact's stored index text;
-        return how many facts were (with ``dry_run``: would be) rebuilt.
+        """Bring facts written by an older version up to date; return how many facts were
+        (with ``dry_run``: would be) changed.
+
+        - Lexical vectors that an older version of the lexical analysis built (see
+          :data:`~mem_pipeline._text.LEXICAL_VERSION`) are rebuilt from each fact's stored
+          index text.
+        - Raw turns written before reply links get theirs (``StoredFact.reply_to``: the turn a
+          turn answers), found from the order the turns were written, as ``add`` finds it.
 
         Facts of one user (``user_id`` in ``tenant``, every agent and run) or, with no
         ``user_id``, of every user in the store. Dense vectors are left alone: they are
@@ -1193,14 +1205,40 @@ class Memory:
         fact is marked with the version as it is rebuilt, so a second run only does the rest.
         """
         scope = Scope.of(user_id, tenant) if user_id is not None else None
-        done = 0
+        done: set[str] = set()
         for page in self.store.stale_lexical(scope):
             if dry_run:
-                done += len(page)
+                done.update(page)
             else:
                 with self._lock:
-                    done += self.store.rebuild_lexical(page)
-        return done
+                    done.update(self.store.rebuild_lexical(page))
+        for user in self.store.unlinked_turn_users(scope):
+            with self._lock:
+                links = self._reply_links(self.store.raw_turns(user))
+                if not dry_run:
+                    self.store.set_turn_links(links)
+            done.update(fid for fid, _ in links)
+        return len(done)
+
+    @staticmethod
+    def _reply_links(turns: Sequence[Mapping[str, Any]]) -> list[tuple[str, str | None]]:
+        """For each of a user's raw turns (in the order written) not yet linked: the turn it
+        answers, found as ``_place_turn`` finds it when a turn is added (the turn before it in
+        the same scope and session, or in the scope when it has no session)."""
+        last: dict[tuple[Any, ...], Mapping[str, Any]] = {}
+        links: list[tuple[str, str | None]] = []
+        for t in turns:
+            meta = t.get("metadata") or {}
+            session = _session_key(meta.get("session"))
+            scope_key = (t.get("tenant"), t.get("user_id"), t.get("agent_id"), t.get("run_id"))
+            anywhere = (scope_key, "any")
+            key = (scope_key, "session", session) if session is not None else anywhere
+            prev = last.get(key)
+            if t.get("turn_links") != TURN_LINKS_VERSION:
+                links.append((t["id"], prev["id"] if prev is not None and _answers(prev, meta) else None))
+            last[key] = t
+            last[anywhere] = t
+        return links
 
     def prune(
         self,

@@ -117,6 +117,7 @@ def fact_to_payload(f: StoredFact, embed_text: str, index_text: str) -> dict[str
         "ingest_ns": time.time_ns(),
         "schema": SCHEMA_VERSION,
         "lexical_version": LEXICAL_VERSION,
+        "turn_links": TURN_LINKS_VERSION,
     }
     return p
 
@@ -199,6 +200,10 @@ def metadata_conditions(filters: Mapping[str, Any] | None) -> list[models.Condit
             raise InvalidInputError(f"filter {key!r}: value must be str, int, bool or a list")
     return out
 
+
+#: raw turns written since reply links (``StoredFact.reply_to``) carry ``turn_links`` = this;
+#: ``Memory.reindex`` links the turns of older stores
+TURN_LINKS_VERSION = 1
 
 # fact payload indexes that stores created before them lack (see ``QdrantStore._ensure``);
 # faceting needs one: ``speakers`` lists a scope's speakers from it
@@ -495,12 +500,46 @@ class QdrantStore:
         if page:
             yield page
 
-    def rebuild_lexical(self, ids: Sequence[str]) -> int:
+    def unlinked_turn_users(self, scope: Scope | None) -> list[Scope]:
+        """The users (tenant and user id) with raw turns written before reply links (no
+        ``turn_links`` mark): ``scope``'s user only, or with ``None`` every user."""
+        flt = user_filter(scope) if scope is not None else models.Filter(must=[])
+        assert isinstance(flt.must, list)
+        flt.must.append(models.FieldCondition(key="origin", match=models.MatchValue(value="raw")))
+        flt.must_not = [
+            models.FieldCondition(key="turn_links", match=models.MatchValue(value=TURN_LINKS_VERSION))
+        ]
+        recs = self._scroll(self.facts, flt)
+        users = {(str(p["tenant"]), str(p["user_id"])) for r in recs if (p := r.payload)}
+        return [Scope.of(user, tenant) for tenant, user in sorted(users)]
+
+    def raw_turns(self, scope: Scope) -> list[dict[str, Any]]:
+        """Every current raw turn of one user (all agents and runs) in the order written:
+        ``{"id", **payload}``."""
+        flt = user_filter(scope)
+        assert isinstance(flt.must, list)
+        flt.must += [models.FieldCondition(key="origin", match=models.MatchValue(value="raw")), _VALID]
+        turns = [{"id": str(r.id), **(r.payload or {})} for r in self._scroll(self.facts, flt)]
+        turns.sort(key=lambda t: int(t.get("ingest_ns", 0)))
+        return turns
+
+    def set_turn_links(self, links: Sequence[tuple[str, str | None]]) -> None:
+        """Record each (turn id, the id of the turn it answers or None) and mark it linked."""
+        unlinked = [fid for fid, reply in links if reply is None]
+        mark = {"turn_links": TURN_LINKS_VERSION}
+        with self._translate("linking turns"):
+            if unlinked:
+                self.client.set_payload(self.facts, payload={"reply_to": None, **mark}, points=[*unlinked])
+            for fid, reply in links:
+                if reply is not None:
+                    self.client.set_payload(self.facts, payload={"reply_to": reply, **mark}, points=[fid])
+
+    def rebuild_lexical(self, ids: Sequence[str]) -> list[str]:
         """Rebuild the lexical vectors of those of these facts that are still stale, from their
         index text as stored now (a writer may have extended it since the ids were listed);
-        return how many were rebuilt."""
+        return the ids rebuilt."""
         if not ids:
-            return 0
+            return []
         with self._translate("reading facts"):
             recs = self.client.retrieve(
                 self.facts,
@@ -514,7 +553,7 @@ class QdrantStore:
         ]
         if items:
             self._write_lexical(items, {})
-        return len(items)
+        return [fid for fid, _ in items]
 
     def set_fact_fields(self, fact_id: str, fields: Mapping[str, Any]) -> None:
         with self._translate("updating a fact"):

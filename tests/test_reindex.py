@@ -12,6 +12,7 @@ from mem_pipeline import Memory, _text
 from mem_pipeline import store as store_module
 from mem_pipeline._text import LEXICAL_VERSION, sparse_doc
 from mem_pipeline.cli import main
+from mem_pipeline.models import Scope
 
 TURNS = [
     "We adopted a beagle called Biscuit last spring.",
@@ -121,23 +122,63 @@ def test_cli_reindex(store_path, monkeypatch, capsys) -> None:
     assert main(["reindex", "--path", store_path, "--user", "ann", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == {"dry_run": False, "facts": len(TURNS)}
     assert main(["reindex", "--path", store_path]) == 0
-    assert "rebuilt the lexical vectors of 0 facts" in capsys.readouterr().out
+    assert "updated 0 facts" in capsys.readouterr().out
 
 
 def test_rebuild_reads_the_text_as_stored_now(mem, monkeypatch) -> None:
     """A writer may extend a fact's index text (turn context) after reindex listed it: the
     vector is built from the text as stored when it is rebuilt, and a fact the writer already
     rebuilt is left alone."""
-    from mem_pipeline.models import Scope
-
     ids = _write_as_old_version(mem, "ann", monkeypatch)
     (page,) = list(mem.store.stale_lexical(Scope.of("ann")))
     assert sorted(page) == sorted(ids)
     extended = "ann: We adopted a beagle called Biscuit last spring.\nann: she loves the beach"
     mem.store.set_fact_fields(ids[0], {"index_text": extended})  # still version 1
     mem.store.set_lexical(ids[1], "ann: a brand new text about kayaks", {})  # now current
-    assert mem.store.rebuild_lexical(page) == len(ids) - 1
+    assert len(mem.store.rebuild_lexical(page)) == len(ids) - 1
     vec, payload = _stored(mem, [ids[0]])[ids[0]]
     assert payload["index_text"] == extended and _as_pairs(vec) == _current(extended)
     vec, _ = _stored(mem, [ids[1]])[ids[1]]
     assert _as_pairs(vec) == _current("ann: a brand new text about kayaks")
+
+
+def test_reindex_links_the_replies_of_turns_written_before_reply_links(mem) -> None:
+    """Turns an older version wrote have no ``reply_to``: reindex finds the turn each answers
+    from the order they were written, per session, exactly as ``add`` does, and only once."""
+    turns = [
+        ("Jo", "What's your favourite dish from the show?", 1),
+        ("Nate", "Did you see the game last night?", 2),  # another session in between
+        ("Nate", "Coconut milk ice cream, no contest.", 1),  # answers Jo (session 1)
+        ("Jo", "Yes! What a finish.", 2),  # answers Nate (session 2)
+        ("Jo", "Any plans for the weekend?", None),
+        ("Nate", "Sleeping in.", None),  # no session: the turn before it in the scope
+    ]
+
+    def add_all(user: str) -> list[str]:
+        ids = []
+        for name, text, session in turns:
+            meta = {} if session is None else {"session": session}
+            msg = {"role": "user", "content": text, "name": name}
+            ids += mem.add([msg], user_id=user, infer=False, metadata=meta).ids
+        return ids
+
+    ids, other = add_all("conv"), add_all("other")
+
+    def replies(user: str, user_ids: list[str]) -> list[str | None]:
+        by_id = {f.id: f.reply_to for f in mem.store.get_facts(Scope.of(user), user_ids)}
+        return [by_id[i] for i in user_ids]
+
+    written = replies("conv", ids)
+    assert written == [None, None, ids[0], ids[1], None, ids[4]]
+    for user_ids in (ids, other):  # as an older version left them
+        mem.store.client.set_payload(
+            mem.store.facts, payload={"reply_to": None, "turn_links": None}, points=user_ids
+        )
+    assert mem.reindex(user_id="conv", dry_run=True) == len(turns)
+    assert replies("conv", ids) == [None] * len(turns)
+    assert mem.reindex(user_id="conv") == len(turns)
+    assert replies("conv", ids) == written
+    assert replies("other", other) == [None] * len(turns)  # not asked for
+    assert mem.reindex(user_id="conv") == 0  # done once
+    assert mem.reindex() == len(turns)  # everyone: the other user's turns
+    assert replies("other", other) == [None, None, other[0], other[1], None, other[4]]
