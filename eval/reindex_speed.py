@@ -1,5 +1,6 @@
-"""How fast ``Memory.reindex`` rebuilds lexical vectors: every turn of a LoCoMo-format file is
-written the way lexical version 1 did (average entry length 16), then reindexed.
+"""How fast ``Memory.reindex`` updates an older store: every turn of a LoCoMo-format file is
+written the way lexical version 1 did (average entry length 16) and without the reply-link
+mark, then reindexed (lexical vectors rebuilt, reply links found).
 
     python -m eval.reindex_speed ../shared/data/locomo/locomo_dev.json --engine edge
 """
@@ -22,8 +23,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         m = Memory(config=MemoryConfig(path=f"{tmp}/s", engine=args.engine), embedder=LocalEmbedder())
-        current = (_text._AVG_LEN, store_module.LEXICAL_VERSION)
-        _text._AVG_LEN, store_module.LEXICAL_VERSION = 16.0, 1  # what version 1 wrote
+        current = (_text._AVG_LEN, store_module.LEXICAL_VERSION, store_module.TURN_LINKS_VERSION)
+        # what version 1 wrote: the old length constant, no reply-link mark
+        _text._AVG_LEN, store_module.LEXICAL_VERSION, store_module.TURN_LINKS_VERSION = 16.0, 1, 0
         try:
             n = 0
             for c in load(args.path):
@@ -32,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
                           infer=False, timestamp=t.when, metadata={"session": t.session})
                     n += 1
         finally:
-            _text._AVG_LEN, store_module.LEXICAL_VERSION = current
+            _text._AVG_LEN, store_module.LEXICAL_VERSION, store_module.TURN_LINKS_VERSION = current
         t0 = time.perf_counter()
         counted = m.reindex(dry_run=True)
         t1 = time.perf_counter()
@@ -40,8 +42,8 @@ def main(argv: list[str] | None = None) -> int:
         t2 = time.perf_counter()
         again = m.reindex()
         m.close()
-    print(f"{args.engine}: {n} facts; dry run counted {counted} in {t1 - t0:.2f} s; rebuilt {rebuilt} "
-          f"in {t2 - t1:.2f} s ({rebuilt / (t2 - t1):.0f} facts/s); a second run rebuilt {again}")
+    print(f"{args.engine}: {n} facts; dry run counted {counted} in {t1 - t0:.2f} s; updated {rebuilt} "
+          f"in {t2 - t1:.2f} s ({rebuilt / (t2 - t1):.0f} facts/s); a second run updated {again}")
     return 0
 
 
