@@ -1223,21 +1223,24 @@ class Memory:
     @staticmethod
     def _reply_links(turns: Sequence[Mapping[str, Any]]) -> list[tuple[str, str | None]]:
         """For each of a user's raw turns (in the order written) not yet linked: the turn it
-        answers, found as ``_place_turn`` finds it when a turn is added (the turn before it in
-        the same scope and session, or in the scope when it has no session)."""
-        last: dict[tuple[Any, ...], Mapping[str, Any]] = {}
+        answers, found as ``_place_turn`` finds it when a turn is added: the latest earlier
+        turn its scope reads (the scope's agent and run when it sets them, any otherwise), of
+        its session when it has one."""
+
+        def reads(t: Mapping[str, Any], p: Mapping[str, Any], session: str | int | None) -> bool:
+            return (
+                all(t.get(k) is None or p.get(k) == t.get(k) for k in ("agent_id", "run_id"))
+                and (session is None or (p.get("metadata") or {}).get("session") == session)
+            )
+
         links: list[tuple[str, str | None]] = []
-        for t in turns:
+        for i, t in enumerate(turns):
+            if t.get("turn_links") == TURN_LINKS_VERSION:
+                continue
             meta = t.get("metadata") or {}
             session = _session_key(meta.get("session"))
-            scope_key = (t.get("tenant"), t.get("user_id"), t.get("agent_id"), t.get("run_id"))
-            anywhere = (scope_key, "any")
-            key = (scope_key, "session", session) if session is not None else anywhere
-            prev = last.get(key)
-            if t.get("turn_links") != TURN_LINKS_VERSION:
-                links.append((t["id"], prev["id"] if prev is not None and _answers(prev, meta) else None))
-            last[key] = t
-            last[anywhere] = t
+            prev = next((turns[j] for j in range(i - 1, -1, -1) if reads(t, turns[j], session)), None)
+            links.append((t["id"], prev["id"] if prev is not None and _answers(prev, meta) else None))
         return links
 
     def prune(

@@ -146,20 +146,24 @@ def test_reindex_links_the_replies_of_turns_written_before_reply_links(mem) -> N
     """Turns an older version wrote have no ``reply_to``: reindex finds the turn each answers
     from the order they were written, per session, exactly as ``add`` does, and only once."""
     turns = [
-        ("Jo", "What's your favourite dish from the show?", 1),
-        ("Nate", "Did you see the game last night?", 2),  # another session in between
-        ("Nate", "Coconut milk ice cream, no contest.", 1),  # answers Jo (session 1)
-        ("Jo", "Yes! What a finish.", 2),  # answers Nate (session 2)
-        ("Jo", "Any plans for the weekend?", None),
-        ("Nate", "Sleeping in.", None),  # no session: the turn before it in the scope
+        ("Jo", "What's your favourite dish from the show?", 1, None),
+        ("Nate", "Did you see the game last night?", 2, None),  # another session in between
+        ("Nate", "Coconut milk ice cream, no contest.", 1, None),  # answers Jo (session 1)
+        ("Jo", "Yes! What a finish.", 2, None),  # answers Nate (session 2)
+        ("Jo", "Any plans for the weekend?", None, None),
+        ("Nate", "Sleeping in.", None, None),  # no session: the turn before it in the scope
+        ("Jo", "Where are you flying to?", 3, "travel"),
+        ("Nate", "Lisbon, then Porto.", 3, None),  # no agent: reads every agent's turns
+        ("Jo", "Tea or coffee?", 4, None),
+        ("Nate", "Coffee, always.", 4, "travel"),  # agent "travel" reads only its own turns
     ]
 
     def add_all(user: str) -> list[str]:
         ids = []
-        for name, text, session in turns:
+        for name, text, session, agent in turns:
             meta = {} if session is None else {"session": session}
             msg = {"role": "user", "content": text, "name": name}
-            ids += mem.add([msg], user_id=user, infer=False, metadata=meta).ids
+            ids += mem.add([msg], user_id=user, agent_id=agent, infer=False, metadata=meta).ids
         return ids
 
     ids, other = add_all("conv"), add_all("other")
@@ -169,7 +173,7 @@ def test_reindex_links_the_replies_of_turns_written_before_reply_links(mem) -> N
         return [by_id[i] for i in user_ids]
 
     written = replies("conv", ids)
-    assert written == [None, None, ids[0], ids[1], None, ids[4]]
+    assert written == [None, None, ids[0], ids[1], None, ids[4], None, ids[6], None, None]
     for user_ids in (ids, other):  # as an older version left them
         mem.store.client.set_payload(
             mem.store.facts, payload={"reply_to": None, "turn_links": None}, points=user_ids
@@ -181,4 +185,5 @@ def test_reindex_links_the_replies_of_turns_written_before_reply_links(mem) -> N
     assert replies("other", other) == [None] * len(turns)  # not asked for
     assert mem.reindex(user_id="conv") == 0  # done once
     assert mem.reindex() == len(turns)  # everyone: the other user's turns
-    assert replies("other", other) == [None, None, other[0], other[1], None, other[4]]
+    o = other
+    assert replies("other", o) == [None, None, o[0], o[1], None, o[4], None, o[6], None, None]
