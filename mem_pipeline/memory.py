@@ -469,8 +469,14 @@ class Memory:
                     origin = (
                         "raw" if infer is False else ("llm" if self.extractor.name == "llm" else "offline")
                     )
+                    # a raw user turn that answers the assistant's question just before it in
+                    # this call: the question lends its words to the turn's lexical entry
+                    i = fact.source_turns[0] if fact.source_turns else 0
+                    prior = msgs[i - 1] if infer is False and i > 0 else None
+                    asks = prior is not None and prior.role == "assistant" and "?" in prior.content
+                    asked = prior.content if prior is not None and asks else None
                     result.events.extend(
-                        self._apply(scope, fact, text, vec, decision, fmeta, when, origin, recent)
+                        self._apply(scope, fact, text, vec, decision, fmeta, when, origin, recent, asked)
                     )
         return result
 
@@ -601,6 +607,7 @@ class Memory:
         when: datetime,
         origin: str,
         recent: dict[Any, list[dict[str, Any]]] | None = None,
+        asked: str | None = None,
     ) -> list[AddEvent]:
         now = self.now()
         if decision.action == "NOOP":
@@ -637,7 +644,7 @@ class Memory:
             return [self._reinforce(scope, existing[0], fact, when, "exact repeat")]
         index_text, reply_to = embed_text, None
         if origin == "raw":
-            index_text, reply_to = self._place_turn(scope, fid, fact.text, embed_text, meta, recent)
+            index_text, reply_to = self._place_turn(scope, fid, fact.text, embed_text, meta, recent, asked)
         stored = StoredFact(
             id=fid,
             text=fact.text,
@@ -702,6 +709,7 @@ class Memory:
         own: str,
         meta: Mapping[str, Any],
         recent: dict[Any, list[dict[str, Any]]] | None = None,
+        asked: str | None = None,
     ) -> tuple[str, str | None]:
         """Where a new raw turn sits among the turns before it: its lexical index text, and the
         turn it answers (``StoredFact.reply_to``).
@@ -714,6 +722,11 @@ class Memory:
         (:func:`~mem_pipeline._text.as_context`) and count half as much as the turn's own words,
         so a turn that says a thing outranks the turns that merely sit next to it (LoCoMo
         tuning split R@5 .745 -> .761 at the same window).
+
+        **The assistant's question.** Assistant turns are not stored, but a user turn that
+        answers the assistant's question of the same ``add`` call (``asked``: "What's your
+        dog called?" / "Pepper.") gets the question's words as lent context too (with a
+        ``context_window``), so "what is my dog's name?" finds "Pepper.".
 
         **Reply.** When the turn just before (same scope and session) asked a question ("?")
         and someone else said it, this turn is taken as its answer: "What's your favourite
@@ -744,6 +757,8 @@ class Memory:
             self.store.set_lexical(prev["id"], ctx, {"ctx_after": after})
             prev["index_text"], prev["ctx_after"] = ctx, after
         lent = [as_context(p.get("embed_text") or p["text"]) for p in reversed(lent_to)]
+        if asked and w:
+            lent.append(as_context(asked))
         index_text = "\n".join([*lent, own])
         if recent is not None:
             mine = {

@@ -502,3 +502,32 @@ def test_a_when_question_ranks_turns_that_say_when_higher() -> None:
     boosted = rank(cands, when_boost=0.2, **kw)
     assert boosted[0].id == "We finally adopted the puppy last week."
     assert boosted[0].parts.relevance == pytest.approx(1.2 * 0.5 / 0.55)
+
+
+def test_a_reply_to_the_assistants_question_is_found_by_the_question_words(mem) -> None:
+    """Assistant turns are not stored; a user's raw turn that answers the assistant's
+    question of the same call is indexed with that question's words (as lent context)."""
+    mem.add(
+        [
+            {"role": "assistant", "content": "Lovely! What did you name your new dog?"},
+            {"role": "user", "content": "Pepper."},
+            {"role": "assistant", "content": "Great name. I'll remember it."},
+            {"role": "user", "content": "Thanks, talk soon."},
+        ],
+        user_id="u",
+        infer=False,
+    )
+    hits = mem.search("What is my dog's name?", user_id="u", reinforce=False).hits
+    by_text = {h.text: h for h in hits}
+    assert by_text["Pepper."].parts.lexical > 0  # "dog", "name" came from the question
+    assert hits[0].text == "Pepper."
+    # the assistant's statement lends nothing; and with no context window, nothing is lent
+    assert by_text.get("Thanks, talk soon.") is None or by_text["Thanks, talk soon."].parts.lexical == 0
+    mem.config = mem.config.model_copy(update={"context_window": 0})
+    mem.add(
+        [{"role": "assistant", "content": "Which vet do you use?"}, {"role": "user", "content": "Dr Osei."}],
+        user_id="v",
+        infer=False,
+    )
+    hits = mem.search("Which vet do I use?", user_id="v", reinforce=False).hits
+    assert hits[0].text == "Dr Osei." and hits[0].parts.lexical == 0
