@@ -49,7 +49,7 @@ from .models import (
     json_safe,
     utcnow,
 )
-from .recall import Hit, Recall, Source, hit_from_fact, rank
+from .recall import Hit, Recall, Source, hit_from_fact, rank, session_key
 from .reconcile import Decision, LLMReconciler, Reconciler, offline_decision
 from .store import TURN_LINKS_VERSION, QdrantStore, VectorLike
 
@@ -83,12 +83,6 @@ def _brief(f: StoredFact) -> dict[str, Any]:
         "valence": f.valence,
         "importance": f.importance,
     }
-
-
-def _session_key(session: Any) -> str | int | None:
-    """A turn's ``metadata["session"]`` as turns are grouped by (anything but a string or
-    an int: no session)."""
-    return session if isinstance(session, (str, int)) and not isinstance(session, bool) else None
 
 
 def _answers(prev: Mapping[str, Any], meta: Mapping[str, Any]) -> bool:
@@ -741,7 +735,7 @@ class Memory:
         from ._text import as_context
 
         w = self.config.context_window
-        session = _session_key(meta.get("session"))
+        session = session_key(meta.get("session"))
         if recent is not None and session in recent:
             before = recent[session]
         else:
@@ -944,7 +938,9 @@ class Memory:
         if not cfg.speaker_boost:
             return query, frozenset()
         qnames = name_tokens(query)
-        named = [sp for sp in self.store.speakers(scope) if sp.lower() in qnames]
+        with self._lock:  # a store read, like every other (the embedding after it runs unlocked)
+            speakers = self.store.speakers(scope)
+        named = [sp for sp in speakers if sp.lower() in qnames]
         if not named:
             return query, frozenset()
         text = without_names(query, named) if cfg.dense_without_speakers else query
@@ -1253,7 +1249,7 @@ class Memory:
             if t.get("turn_links") == TURN_LINKS_VERSION:
                 continue
             meta = t.get("metadata") or {}
-            session = _session_key(meta.get("session"))
+            session = session_key(meta.get("session"))
             prev = next((turns[j] for j in range(i - 1, -1, -1) if reads(t, turns[j], session)), None)
             links.append((t["id"], prev["id"] if prev is not None and _answers(prev, meta) else None))
         return links

@@ -15,7 +15,7 @@ from .decay import fuse, recency, reinforcement
 from .models import Category, ScoreParts, StoredFact, Via
 from .store import Candidate
 
-__all__ = ["DATE_SLACK", "Hit", "Recall", "fill_dense", "rank", "reply_lift"]
+__all__ = ["DATE_SLACK", "Hit", "Recall", "fill_dense", "rank", "reply_lift", "session_key"]
 
 #: semantic/lexical: found by the text search; concept: tagged with a concept the query names
 #: but missed by the text search; association: reached only through concept links (``via``).
@@ -255,12 +255,17 @@ def reply_lift(candidates: Sequence[Candidate], rel: Sequence[float], boost: flo
     return out
 
 
+def session_key(session: Any) -> str | int | None:
+    """A turn's ``metadata["session"]`` as turns are grouped by (anything but a string or an
+    int: no session)."""
+    return session if isinstance(session, (str, int)) and not isinstance(session, bool) else None
+
+
 def _session_lift(candidates: Sequence[Candidate], rel: list[float], boost: float) -> list[float]:
     best: dict[Any, float] = {}
     keys = []
     for c, r in zip(candidates, rel):
-        key = c.fact.metadata.get("session")
-        key = key if isinstance(key, (str, int)) and not isinstance(key, bool) else None
+        key = session_key(c.fact.metadata.get("session"))
         keys.append(key)
         if key is not None and r > best.get(key, float("-inf")):
             best[key] = r
