@@ -102,12 +102,51 @@ def stem(word: str) -> str:
     return result
 
 
+# The past forms of common irregular verbs, read as the verb itself: the stemmer maps
+# "adopted" to "adopt" but leaves "met", "won", "bought", so "When did Sam meet Ana?" shared
+# no word with "I met Ana at the gym". Forms that are as often another word ("bit", "rose",
+# "lay", "shot", "stuck", "ground", "wound") are left alone; forms of verbs that are stopwords
+# ("went", "got", "said") stay stopwords.
+_PAST_FORMS = {
+    form: verb
+    for verb, forms in (
+        ("arise", "arose arisen"), ("bear", "bore borne"), ("become", "became"),
+        ("begin", "began begun"), ("bite", "bitten"), ("bleed", "bled"), ("blow", "blew blown"),
+        ("break", "broke broken"), ("breed", "bred"), ("bring", "brought"), ("build", "built"),
+        ("burn", "burnt"), ("buy", "bought"), ("catch", "caught"), ("choose", "chose chosen"),
+        ("come", "came"), ("deal", "dealt"), ("dig", "dug"), ("draw", "drew drawn"),
+        ("dream", "dreamt"), ("drink", "drank drunk"), ("drive", "drove driven"),
+        ("eat", "ate eaten"), ("fall", "fell fallen"), ("feed", "fed"), ("feel", "felt"),
+        ("fight", "fought"), ("find", "found"), ("fly", "flew flown"),
+        ("forget", "forgot forgotten"), ("forgive", "forgave forgiven"),
+        ("freeze", "froze frozen"), ("get", "gotten"), ("give", "gave given"), ("grow", "grew grown"),
+        ("hang", "hung"), ("hear", "heard"), ("hide", "hid hidden"), ("hold", "held"),
+        ("keep", "kept"), ("know", "knew known"), ("lead", "led"), ("learn", "learnt"),
+        ("leave", "left"), ("lend", "lent"), ("lose", "lost"), ("make", "made"), ("mean", "meant"),
+        ("meet", "met"), ("overcome", "overcame"), ("pay", "paid"), ("ride", "rode ridden"),
+        ("ring", "rang rung"), ("run", "ran"), ("see", "saw seen"), ("seek", "sought"),
+        ("sell", "sold"), ("send", "sent"), ("shake", "shook shaken"), ("shine", "shone"),
+        ("sing", "sang sung"), ("sink", "sank sunk"), ("sit", "sat"), ("sleep", "slept"),
+        ("slide", "slid"), ("speak", "spoke spoken"), ("spend", "spent"), ("spin", "spun"),
+        ("stand", "stood"), ("steal", "stole stolen"), ("strike", "struck"), ("swim", "swam swum"),
+        ("swing", "swung"), ("take", "took taken"), ("teach", "taught"), ("tear", "tore torn"),
+        ("think", "thought"), ("throw", "threw thrown"), ("undergo", "underwent undergone"),
+        ("understand", "understood"), ("wake", "woke woken"), ("wear", "wore worn"),
+        ("weep", "wept"), ("win", "won"), ("withdraw", "withdrew withdrawn"),
+        ("write", "wrote written"),
+    )
+    for form in forms.split()
+}
+
+
 def content_words(text: str) -> list[str]:
-    """Stemmed tokens without stopwords; possessive 's dropped."""
+    """Stemmed tokens without stopwords; possessive 's dropped; the past forms of irregular
+    verbs read as the verb ("met" -> "meet")."""
     out = []
     for t in tokens(text):
         if t.endswith("'s"):
             t = t[:-2]
+        t = _PAST_FORMS.get(t, t)
         if t and t not in STOPWORDS:
             out.append(stem(t))
     return out
@@ -132,8 +171,9 @@ _AVG_LEN = 28.0
 #: above): every fact records the version its lexical vector was built with, and
 #: ``Memory.reindex`` (``mem-pipeline reindex``) rebuilds those of an older one. Bump it with
 #: any change that alters what :func:`sparse_doc` returns for a stored text. Version 1 (no
-#: field on the fact) used an average length of 16.
-LEXICAL_VERSION = 2
+#: field on the fact) used an average length of 16; version 2 read irregular past forms
+#: ("met", "bought") as words of their own.
+LEXICAL_VERSION = 3
 
 
 #: A line of a lexical entry that starts with this mark is context lent by a neighbouring

@@ -209,6 +209,28 @@ def test_question_words_are_not_lexical_terms() -> None:
     assert content_words("What happened, would you describe it?") == []
 
 
+def test_irregular_past_forms_read_as_their_verb() -> None:
+    from mem_pipeline._text import content_words
+
+    assert content_words("When did Sam meet Ana?") == ["sam", "meet", "ana"]
+    assert content_words("I met Ana and we won; I bought it") == ["meet", "ana", "win", "buy"]
+    assert content_words("She has written, I wrote") == content_words("she writes, I write")
+    # the stemmer's own regular forms are unchanged; forms of stopword verbs stay stopwords
+    assert content_words("adopted painting") == ["adopt", "paint"]
+    assert content_words("went got gotten said told") == []
+    # forms that are as often another word are not read as a verb
+    assert content_words("a bit of rose") == ["bit", "rose"]
+
+
+def test_a_question_in_the_present_finds_a_turn_in_the_past(mem) -> None:
+    mem.add("Met Ana at the climbing gym last spring.", user_id="u", infer=False)
+    mem.add("The climbing gym has a new wall.", user_id="u", infer=False)
+    hits = mem.search("When did I meet Ana?", user_id="u", reinforce=False).hits
+    met = next(h for h in hits if h.text.startswith("Met Ana"))
+    assert met.parts.lexical > 0  # "meet" matched "met"
+    assert hits[0].id == met.id
+
+
 def test_lent_context_weighs_less_than_own_words() -> None:
     from mem_pipeline._text import CONTEXT_MARK, as_context, sparse_doc
 
