@@ -8,7 +8,7 @@ Each conversation goes into its own store as raw turns (one user per conversatio
 time); every question of categories 1-4 is asked; a question counts at k when any of its gold
 evidence turns is among the top k hits. Switch signals off to see what each adds:
 ``--no-sparse``, ``--no-decay``, ``--no-context``, ``--no-speaker``, ``--no-date``,
-``--no-session``, ``--no-reply``, ``--no-when``, ``--keep-names``. ``now`` for decay is the
+``--no-session``, ``--no-reply``, ``--no-when``, ``--no-name``, ``--keep-names``. ``now`` for decay is the
 day after the conversation's last session. Recall does not reinforce facts here (read-only),
 so question order cannot change the results.
 """
@@ -43,6 +43,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         dense_without_speakers=not args.keep_names,
         date_boost=0.0 if args.no_date else args.date_boost,
         when_boost=0.0 if args.no_when else args.when_boost,
+        name_boost=0.0 if args.no_name else args.name_boost,
         session_boost=0.0 if args.no_session else args.session_boost,
         reply_boost=0.0 if args.no_reply else args.reply_boost,
         dense_weight=args.dense_weight,
@@ -107,7 +108,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     out["config"] = base.model_dump(include={"use_sparse", "use_decay", "context_window",
                                              "speaker_boost", "dense_weight",
                                              "decay_floor", "date_boost",
-                                             "session_boost", "reply_boost", "when_boost",
+                                             "session_boost", "reply_boost", "when_boost", "name_boost",
                                              "dense_without_speakers"})
     return out
 
@@ -171,6 +172,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-when", action="store_true",
                     help="no boost for turns that say when, on questions that ask when")
     ap.add_argument("--when-boost", type=float, default=MemoryConfig().when_boost)
+    ap.add_argument("--no-name", action="store_true",
+                    help="no boost for turns that name something, on questions that ask for a name")
+    ap.add_argument("--name-boost", type=float, default=MemoryConfig().name_boost)
     ap.add_argument("--split", nargs="*", default=["conv-26", "conv-30", "conv-41"],
                     help="tuning conversations: also report them and the rest (held out) apart")
     ap.add_argument("--quiet", action="store_true", help="no progress bar")

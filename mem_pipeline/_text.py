@@ -20,11 +20,13 @@ __all__ = [
     "LEXICAL_VERSION",
     "STOPWORDS",
     "as_context",
+    "asks_name",
     "asks_when",
     "candidate_phrases",
     "content_words",
     "date_ranges",
     "name_tokens",
+    "names_something",
     "normalize_concept",
     "normalize_text",
     "says_when",
@@ -537,3 +539,50 @@ def says_when(text: str) -> bool:
     "two months ago"), a weekday, a month or a year ("in 2019"; a bare number is not). The
     turn that answers "when?" usually says one of these; the session date then resolves it."""
     return bool(_TIME_EXPRESSION.search(text))
+
+
+# A question that asks for something known by its name: where, or "what/which" with a noun
+# whose answer is a name ("Which city...", "What book...", "What console..."). Not "who": its
+# answer is as often a relation ("my neighbour") as a name; not "what is the name of": a pet's
+# or a person's name tends to open a sentence ("Tofu is eleven"), where a capitalised word
+# cannot be told from any other first word.
+_NAMED_KINDS = (
+    r"(?:cit(?:y|ies)|countr(?:y|ies)|states?|towns?|places?|parks?|restaurants?|islands?"
+    r"|beach(?:es)?|books?|novels?|movies?|films?|songs?|albums?|games?|shows?|series|bands?"
+    r"|artists?|authors?|teams?|brands?|consoles?|compan(?:y|ies)|stores?|shops?"
+    r"|schools?|universit(?:y|ies)|languages?|apps?)"
+)
+_NAME_QUESTION = re.compile(
+    rf"^\W*where\b|\b(?:what|which)\s+(?:[\w'-]+\s+)?{_NAMED_KINDS}\b", re.IGNORECASE
+)
+_CAPITALISED = re.compile(r"[A-Z][a-z]{2,}")
+_CALENDAR = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday january february march april may "
+    "june july august september october november december".split()
+)
+_QUOTED = re.compile(r"[\"“][^\"“”]{2,}[\"”]")
+
+
+def asks_name(text: str) -> bool:
+    """Whether a question asks for something known by its name: where, or "what" / "which"
+    with a noun whose answer is a name ("Which city...", "What book did...")."""
+    return bool(_NAME_QUESTION.search(text))
+
+
+def names_something(text: str, people: Iterable[str] = ()) -> bool:
+    """Whether a text names something: a quoted title, or a capitalised word inside a
+    sentence ("we flew to Lisbon", "a book by Patrick Rothfuss") that is not one of
+    ``people`` (the conversation's own speakers, any case), a weekday or a month. The
+    turn that answers "where?" or "which book?" usually says the name."""
+    if _QUOTED.search(text):
+        return True
+    skip = {p.lower() for p in people} | _CALENDAR
+    for sentence in split_sentences(text):
+        for m in _CAPITALISED.finditer(sentence):
+            start = m.start()
+            if not sentence[:start].strip(" \"'“‘([-–—*"):  # the sentence's first word
+                continue
+            if sentence[start - 1 : start] in ("'", "’") or m.group(0).lower() in skip:
+                continue
+            return True
+    return False

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ._text import (
+    asks_name,
     asks_when,
     candidate_phrases,
     name_tokens,
@@ -869,7 +870,8 @@ class Memory:
         limit = self._limit(limit)
         cfg = self.config
         at = self.now() if now is None else _as_datetime(now, "now")
-        dense_text, named = self._dense_query(scope, query)
+        asking_name = bool(cfg.name_boost) and asks_name(query)
+        dense_text, named, people = self._dense_query(scope, query, asking_name)
         vec = self._embed.embed_one(dense_text)
         sparse = sparse_query(query) if cfg.use_sparse else None
         # the query's concepts feed the concept boost and the expansion; with both off,
@@ -908,6 +910,8 @@ class Memory:
                 session_boost=cfg.session_boost,
                 reply_boost=cfg.reply_boost,
                 when_boost=cfg.when_boost if cfg.when_boost and asks_when(query) else 0.0,
+                name_boost=cfg.name_boost if asking_name else 0.0,
+                people=people,
             )
             qc = (
                 self._links.name_matches(scope, found, grams.result() if grams else None)
@@ -924,8 +928,11 @@ class Memory:
                     self.store.set_fact_fields(h.id, {"recalls": by_id[h.id].recalls + 1})
             return self._associate(scope, query, hits, at, expand, qc, {c.fact.id: c.fact for c in cands})
 
-    def _dense_query(self, scope: Scope, query: str) -> tuple[str, frozenset[str]]:
-        """What the dense search embeds, and the speakers (lowercased) the query names.
+    def _dense_query(
+        self, scope: Scope, query: str, need_speakers: bool = False
+    ) -> tuple[str, frozenset[str], frozenset[str]]:
+        """What the dense search embeds, the speakers (lowercased) the query names, and all the
+        scope's speakers (lowercased; read when the speaker signal is on or ``need_speakers``).
 
         With the speaker signal on, the query's words are matched against the scope's
         speakers (``QdrantStore.speakers``, a facet over an index: no facts are read); a named
@@ -935,16 +942,17 @@ class Memory:
         asked about. A name in the vector makes short turns that only say it ("Thanks,
         Caroline!") look like the answer."""
         cfg = self.config
-        if not cfg.speaker_boost:
-            return query, frozenset()
-        qnames = name_tokens(query)
+        if not (cfg.speaker_boost or need_speakers):
+            return query, frozenset(), frozenset()
         with self._lock:  # a store read, like every other (the embedding after it runs unlocked)
             speakers = self.store.speakers(scope)
-        named = [sp for sp in speakers if sp.lower() in qnames]
+        people = frozenset(sp.lower() for sp in speakers)
+        qnames = name_tokens(query)
+        named = [sp for sp in speakers if sp.lower() in qnames] if cfg.speaker_boost else []
         if not named:
-            return query, frozenset()
+            return query, frozenset(), people
         text = without_names(query, named) if cfg.dense_without_speakers else query
-        return text, frozenset(sp.lower() for sp in named)
+        return text, frozenset(sp.lower() for sp in named), people
 
     def get(
         self,

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ._text import says_when
+from ._text import names_something, says_when
 from .decay import fuse, recency, reinforcement
 from .models import Category, ScoreParts, StoredFact, Via
 from .store import Candidate
@@ -160,6 +160,8 @@ def rank(
     session_boost: float = 0.0,
     reply_boost: float = 0.0,
     when_boost: float = 0.0,
+    name_boost: float = 0.0,
+    people: frozenset[str] = frozenset(),
 ) -> list[Hit]:
     """Score candidates (pure): relevance x decay x reinforcement, best first.
 
@@ -172,7 +174,10 @@ def rank(
     ``when_boost`` (the caller passes it for a question that asks when: ``_text.asks_when``)
     multiplies by ``1 + when_boost`` the relevance of each candidate whose text places
     something in time (``_text.says_when``: "yesterday", "last week", a month, a year): the
-    turn that answers "when?" says when, and its date resolves the rest.
+    turn that answers "when?" says when, and its date resolves the rest. ``name_boost`` (passed
+    for a question that asks for a name: ``_text.asks_name``) does the same for each candidate
+    whose text names something other than ``people``, the conversation's speakers
+    (``_text.names_something``: "we flew to Lisbon", a quoted title).
 
     With ``reply_boost``, a candidate that answers a question (``fact.reply_to``) gains
     ``reply_boost`` x the fused relevance of that question when the question is among the
@@ -203,6 +208,11 @@ def rank(
         ]
     if when_boost:
         rel = [r * (1 + when_boost) if says_when(c.fact.text) else r for c, r in zip(candidates, rel)]
+    if name_boost:
+        rel = [
+            r * (1 + name_boost) if names_something(c.fact.text, people) else r
+            for c, r in zip(candidates, rel)
+        ]
     if session_boost:
         rel = _session_lift(candidates, rel, session_boost)
     hits = []

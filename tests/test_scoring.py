@@ -479,9 +479,10 @@ def test_a_query_naming_a_speaker_is_embedded_without_the_name(mem, embedder) ->
     mem.add([{"role": "user", "content": "Hi", "name": "Pat"}], user_id="other", infer=False)
     assert sorted(mem.store.speakers(Scope.of("c"))) == ["Caroline", "Melanie"]  # this scope's only
     query = "What has Caroline been researching?"
-    assert mem._dense_query(Scope.of("c"), query) == ("What has been researching?", frozenset({"caroline"}))
+    expected = ("What has been researching?", frozenset({"caroline"}))
+    assert mem._dense_query(Scope.of("c"), query)[:2] == expected
     other = "What has Pat been up to?"  # Pat speaks in another scope only
-    assert mem._dense_query(Scope.of("c"), other) == (other, frozenset())
+    assert mem._dense_query(Scope.of("c"), other)[:2] == (other, frozenset())
 
     def cosine(a: str, b: str) -> float:
         va, vb = embedder.embed_batch([a, b])
@@ -493,9 +494,9 @@ def test_a_query_naming_a_speaker_is_embedded_without_the_name(mem, embedder) ->
     assert similarity == pytest.approx(cosine("What has been researching?", thanks), abs=1e-3)
     assert similarity < cosine(query, thanks) - 0.2  # the name alone made it look relevant
     mem.config = mem.config.model_copy(update={"dense_without_speakers": False})
-    assert mem._dense_query(Scope.of("c"), query) == (query, frozenset({"caroline"}))
+    assert mem._dense_query(Scope.of("c"), query)[:2] == (query, frozenset({"caroline"}))
     mem.config = mem.config.model_copy(update={"speaker_boost": 0.0})
-    assert mem._dense_query(Scope.of("c"), query) == (query, frozenset())
+    assert mem._dense_query(Scope.of("c"), query)[:2] == (query, frozenset())
 
 
 def test_questions_that_ask_when_and_texts_that_say_when() -> None:
@@ -524,6 +525,57 @@ def test_a_when_question_ranks_turns_that_say_when_higher() -> None:
     boosted = rank(cands, when_boost=0.2, **kw)
     assert boosted[0].id == "We finally adopted the puppy last week."
     assert boosted[0].parts.relevance == pytest.approx(1.2 * 0.5 / 0.55)
+
+
+def test_questions_that_ask_for_a_name_and_texts_that_name_something() -> None:
+    from mem_pipeline._text import asks_name, names_something
+
+    for q in ("Where did Maya go in June?", "Which city did they move to?", "What book is Tim reading?",
+              "What European countries has Maria been to?", "what console does Nate own?"):
+        assert asks_name(q), q
+    for q in ("Who looks after the dog?", "What is the name of her cat?", "What did she eat?",
+              "When did Maya go to Kyoto?", "Which activity does he like?"):
+        assert not asks_name(q), q
+    people = ["Jon", "Gina"]
+    for t in ("We flew to Lisbon on Sunday.", 'I watched "Little Women" last night!',
+              "Hey Gina! I finally read a book by Patrick Rothfuss."):
+        assert names_something(t, people), t
+    for t in ("Hey Jon! Good to see you. Lost my job yesterday.", "Thanks, Gina! It was great.",
+              "I saw it on Sunday. It was in May", "Tofu is eleven.", "I'm so proud of it"):
+        assert not names_something(t, people), t  # speakers, first words, weekdays, months
+
+
+def test_a_question_asking_for_a_name_ranks_turns_that_name_something_higher() -> None:
+    from mem_pipeline.recall import rank
+
+    cands = [_candidate("We spent the holiday by the sea in Portugal.", 0.5),
+             _candidate("We spent the holiday by the sea, lovely.", 0.55),
+             _candidate("floor", 0.0)]
+    kw = {"now": NOW, "half_lives": {}, "dense_weight": 1.0, "decay_floor": 1.0, "use_decay": False}
+    assert rank(cands, **kw)[0].id == "We spent the holiday by the sea, lovely."
+    boosted = rank(cands, name_boost=0.2, **kw)
+    assert boosted[0].id == "We spent the holiday by the sea in Portugal."
+    assert boosted[0].parts.relevance == pytest.approx(1.2 * 0.5 / 0.55)
+    # a speaker of the conversation is not a name that answers
+    assert rank(cands, name_boost=0.2, people=frozenset({"portugal"}), **kw)[0].id == cands[1].fact.id
+
+
+def test_a_where_question_ranks_the_turn_naming_the_place_first(mem) -> None:
+    for text in ("Back from the holiday, the beach was lovely and the food great.",
+                 "The holiday beach was lovely, we stayed in Nazaré.",
+                 "Work has been busy this week.", "The pottery class with Ana was fun.",
+                 "The dog needs a walk."):
+        mem.add([{"role": "user", "content": text, "name": "Ana"}], user_id="u", infer=False)
+    query = "Where did Ana spend the beach holiday?"
+    boosted = mem.search(query, user_id="u", reinforce=False).hits
+    mem.config = mem.config.model_copy(update={"name_boost": 0.0})
+    plain = mem.search(query, user_id="u", reinforce=False).hits
+    assert plain[0].text.startswith("Back from")
+    assert boosted[0].text.endswith("Nazaré.")
+    before = {h.text: h.parts.relevance for h in plain}
+    for h in boosted:  # only the turn that names a place gains; "Ana" is the speaker, not an answer
+        factor = 1.2 if h.text.endswith("Nazaré.") else 1.0
+        assert h.parts.relevance == pytest.approx(factor * before[h.text])
 
 
 def test_a_reply_to_the_assistants_question_is_found_by_the_question_words(mem) -> None:
