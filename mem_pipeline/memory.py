@@ -863,7 +863,7 @@ class Memory:
         ``config.expand_links``) up to ``config.association_limit`` association hits follow,
         each with the concept path that reached it (``hit.via``)."""
         from ._text import date_ranges
-        from .recall import fill_dense
+        from .recall import fill_scores
 
         scope = Scope.of(user_id, tenant, agent_id, run_id)
         query = self._text(query, "query")
@@ -891,11 +891,15 @@ class Memory:
                 filters=filters,
                 include_invalid=include_invalid,
             )
-            # a turn found by the lexical search alone gets its true cosine, not a missing
-            # value that min-max would score as the worst similarity of the pool
-            missing = [c.fact.id for c in cands if c.dense is None]
-            if missing:
-                fill_dense(cands, self.store.dense_scores(scope, vec, missing))
+            # a turn found by one search alone gets its true score from the other, so that
+            # min-max scales both signals over the same candidates (see ``fill_scores``)
+            no_dense = [c.fact.id for c in cands if c.dense is None]
+            no_lexical = [c.fact.id for c in cands if c.lexical is None] if sparse else []
+            if no_dense or no_lexical:
+                dense_of, lexical_of = self.store.scores_of(
+                    scope, dense=vec, dense_ids=no_dense, sparse=sparse, sparse_ids=no_lexical
+                )
+                fill_scores(cands, dense=dense_of, lexical=lexical_of)
             ranked = rank(
                 cands,
                 now=at,

@@ -623,21 +623,42 @@ class QdrantStore:
             )
         return [str(h.value) for h in resp.hits]
 
-    def dense_scores(self, scope: Scope, dense: VectorLike, ids: Sequence[str]) -> dict[str, float]:
-        """Cosine of ``dense`` with the stored vector of each of these facts of ``scope``,
-        computed by the engine (one query restricted to the ids: no vectors cross over)."""
-        if not ids:
-            return {}
-        req = models.QueryRequest(
-            query=np.asarray(dense, dtype=np.float64).tolist(),
-            using="dense",
-            filter=scope_filter(scope, models.HasIdCondition(has_id=list(ids))),
-            limit=len(ids),
-            with_payload=False,
-        )
+    def scores_of(
+        self,
+        scope: Scope,
+        *,
+        dense: VectorLike | None = None,
+        dense_ids: Sequence[str] = (),
+        sparse: tuple[list[int], list[float]] | None = None,
+        sparse_ids: Sequence[str] = (),
+    ) -> tuple[dict[str, float], dict[str, float]]:
+        """The engine's score of ``dense`` for each of ``dense_ids`` (cosine) and of ``sparse``
+        for each of ``sparse_ids`` (lexical; a fact sharing no term with it is left out), for
+        facts of ``scope``: one round trip, each query restricted to its ids, no vectors cross
+        over."""
+        asks: list[tuple[str, Any, Sequence[str]]] = []
+        if dense is not None and dense_ids:
+            asks.append(("dense", np.asarray(dense, dtype=np.float64).tolist(), dense_ids))
+        if sparse is not None and sparse[0] and sparse_ids:
+            asks.append(("lexical", models.SparseVector(indices=sparse[0], values=sparse[1]), sparse_ids))
+        out: dict[str, dict[str, float]] = {"dense": {}, "lexical": {}}
+        if not asks:
+            return out["dense"], out["lexical"]
+        reqs = [
+            models.QueryRequest(
+                query=query,
+                using=using,
+                filter=scope_filter(scope, models.HasIdCondition(has_id=list(ids))),
+                limit=len(ids),
+                with_payload=False,
+            )
+            for using, query, ids in asks
+        ]
         with self._translate("scoring facts"):
-            (resp,) = self.client.query_batch_points(self.facts, requests=[req])
-        return {str(p.id): float(p.score) for p in resp.points}
+            responses: list[Any] = self.client.query_batch_points(self.facts, requests=reqs)
+        for (using, _, _), resp in zip(asks, responses):
+            out[using] = {str(p.id): float(p.score) for p in resp.points}
+        return out["dense"], out["lexical"]
 
     def search(
         self,
