@@ -141,7 +141,7 @@ def fill_scores(
     lexically found turn the least similar of all, when its cosine is often close to the
     pool's. A missing *lexical* score left the lexical scale to the lexical pool alone: its
     last turn scored 0, though the turns found by the dense search alone match fewer query
-    words still (LoCoMo R@10 .878 -> .886 once they were filled, see README). The store scores
+    words still (LoCoMo R@10 .878 -> .880 at the same settings, see README). The store scores
     those facts against the query (``QdrantStore.scores_of``: ``dense`` cosines, ``lexical``
     scores for the facts that share a term with it) and the scores are filled in here.
     """
