@@ -8,9 +8,10 @@ Each conversation goes into its own store as raw turns (one user per conversatio
 time); every question of categories 1-4 is asked; a question counts at k when any of its gold
 evidence turns is among the top k hits. Switch signals off to see what each adds:
 ``--no-sparse``, ``--no-decay``, ``--no-context``, ``--no-speaker``, ``--no-date``,
-``--no-session``, ``--no-reply``, ``--no-when``, ``--no-name``, ``--keep-names``. ``now`` for decay is the
-day after the conversation's last session. Recall does not reinforce facts here (read-only),
-so question order cannot change the results.
+``--no-session``, ``--no-reply``, ``--no-when``, ``--no-name``, ``--keep-names``; or compare in the
+same run, question by question (paired bootstrap): ``--links-compare``, ``--decay-compare``.
+``now`` for decay is the day after the conversation's last session. Recall does not reinforce
+facts here (read-only), so question order cannot change the results.
 """
 
 from __future__ import annotations
@@ -52,9 +53,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         concept_boost=args.concept_boost,
     )
     dense_only = base.model_copy(update={"use_sparse": False})
-    no_links = base.model_copy(update={"expand_links": False, "concept_boost": 0.0})
+    # the whole pipeline with one part off, searched in the same run on the same store, so a
+    # paired bootstrap of the difference can say whether that part helps or hurts
+    compared = {
+        name: (cfg, Scores(sorted(set(args.k))))
+        for name, cfg, wanted in (
+            ("links", base.model_copy(update={"expand_links": False, "concept_boost": 0.0}),
+             args.links_compare),
+            ("decay", base.model_copy(update={"use_decay": False}),
+             args.decay_compare and base.use_decay),
+        )
+        if wanted
+    }
     ks = sorted(set(args.k))
-    scores, baseline, unlinked = Scores(ks), Scores(ks), Scores(ks)
+    scores, baseline = Scores(ks), Scores(ks)
     add_ms: list[float] = []
     n_turns = sum(len(c.turns) for c in convs)
     n_q = sum(len(c.questions[: args.questions or None]) for c in convs)
@@ -84,11 +96,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 r, ms = timed(lambda q=q, mem=mem, user=user, now=now: mem.search(
                     q.question, user_id=user, limit=max(ks), now=now))
                 baseline.add(q, [h.metadata["dia_id"] for h in r.hits], ms, conv.sample_id)
-                if args.links_compare:  # the whole pipeline without the concept layer
-                    mem.config = no_links
+                for cfg, other in compared.values():
+                    mem.config = cfg
                     r, ms = timed(lambda q=q, mem=mem, user=user, now=now: mem.search(
                         q.question, user_id=user, limit=max(ks), now=now))
-                    unlinked.add(q, [h.metadata["dia_id"] for h in r.hits], ms, conv.sample_id)
+                    other.add(q, [h.metadata["dia_id"] for h in r.hits], ms, conv.sample_id)
                 bar.update()
             mem.close()
     out = scores.summary()
@@ -96,9 +108,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     out["conversations"] = [c.sample_id for c in convs]
     out["add_ms_per_turn"] = round(sum(add_ms) / max(len(add_ms), 1), 2)
     out["dense_only"] = baseline.summary()
-    if args.links_compare:
-        out["links_off"] = unlinked.summary()
-        out["links_on_minus_off"] = paired_bootstrap(scores, unlinked, ks, seed=11)
+    for name, (_, other) in compared.items():
+        out[f"{name}_off"] = other.summary()
+        out[f"{name}_on_minus_off"] = paired_bootstrap(scores, other, ks, seed=11)
     if args.split:
         # the conversations settings were chosen on, and the rest (held out)
         tune = [c.sample_id for c in convs if c.sample_id in args.split]
@@ -130,14 +142,16 @@ def table(out: dict[str, Any]) -> str:
         if sp["questions"]:
             lines.append(f"| {name} ({', '.join(sp['conversations'])}) | {sp['questions']} | "
                          + " | ".join(f"{sp['recall'][k]:.3f}" for k in ks) + f" | {sp['mrr']:.3f} |")
-    if "links_on_minus_off" in out:
+    for name in ("links", "decay"):
+        if f"{name}_on_minus_off" not in out:
+            continue
         lines.append("")
-        lines.append("links on - off (paired bootstrap, 95% interval):")
-        for cat, row in out["links_on_minus_off"].items():
+        lines.append(f"{name} on - off (paired bootstrap, 95% interval):")
+        for cat, row in out[f"{name}_on_minus_off"].items():
             lines.append(f"  {cat}: " + ", ".join(
                 f"{k} {v['diff']:+.3f} [{v['lo']:+.3f}, {v['hi']:+.3f}]" for k, v in row.items()))
-        lines.append(f"  search p50 links on {out['search_ms_p50']} ms, off "
-                     f"{out['links_off']['search_ms_p50']} ms")
+        lines.append(f"  search p50 {name} on {out['search_ms_p50']} ms, off "
+                     f"{out[f'{name}_off']['search_ms_p50']} ms")
     lines.append("")
     lines.append(f"search p50 {out['search_ms_p50']} ms, p95 {out['search_ms_p95']} ms "
                  f"(dense only, same run: p50 {d['search_ms_p50']} ms, p95 {d['search_ms_p95']} ms);"
@@ -181,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--concept-boost", type=float, default=MemoryConfig().concept_boost)
     ap.add_argument("--links-compare", action="store_true",
                     help="also search with the concept layer off; paired bootstrap of the difference")
+    ap.add_argument("--decay-compare", action="store_true",
+                    help="also search with decay off; paired bootstrap of the difference")
     args = ap.parse_args(argv)
     out = run(args)
     print(table(out))

@@ -150,8 +150,8 @@ def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
 
 def paired_bootstrap(a: Scores, b: Scores, ks: Sequence[int], *, n: int = 2000,
                      seed: int = 0) -> dict[str, dict[str, dict[str, float]]]:
-    """Mean difference a - b of R@k per category (and "all"), with a 95% paired bootstrap
-    interval (questions resampled with replacement, same draw for both systems)."""
+    """Mean difference a - b of R@k and of MRR per category (and "all"), with a 95% paired
+    bootstrap interval (questions resampled with replacement, same draw for both systems)."""
     import random
 
     rng = random.Random(seed)
@@ -162,10 +162,15 @@ def paired_bootstrap(a: Scores, b: Scores, ks: Sequence[int], *, n: int = 2000,
     out: dict[str, dict[str, dict[str, float]]] = {}
     for name, idx in sorted(groups.items()):
         out[name] = {}
-        for k in ks:
-            d = [a.rows[i][f"R@{k}"] - b.rows[i][f"R@{k}"] for i in idx]
+        def rr(row: dict[str, Any]) -> float:
+            return 1 / row["rank"] if row["rank"] else 0.0
+
+        metrics: list[tuple[str, Callable[[dict[str, Any]], float]]] = [
+            *((f"R@{k}", lambda row, k=k: float(row[f"R@{k}"])) for k in ks), ("MRR", rr)]
+        for metric, value in metrics:
+            d = [value(a.rows[i]) - value(b.rows[i]) for i in idx]
             means = sorted(statistics.fmean(rng.choices(d, k=len(d))) for _ in range(n))
-            out[name][f"R@{k}"] = {"diff": round(statistics.fmean(d), 4),
-                                   "lo": round(means[int(0.025 * n)], 4),
-                                   "hi": round(means[int(0.975 * n) - 1], 4)}
+            out[name][metric] = {"diff": round(statistics.fmean(d), 4),
+                                 "lo": round(means[int(0.025 * n)], 4),
+                                 "hi": round(means[int(0.975 * n) - 1], 4)}
     return out
