@@ -53,10 +53,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         concept_boost=args.concept_boost,
     )
     dense_only = base.model_copy(update={"use_sparse": False})
+    ks = sorted(set(args.k))
     # the whole pipeline with one part off, searched in the same run on the same store, so a
     # paired bootstrap of the difference can say whether that part helps or hurts
     compared = {
-        name: (cfg, Scores(sorted(set(args.k))))
+        name: (cfg, Scores(ks))
         for name, cfg, wanted in (
             ("links", base.model_copy(update={"expand_links": False, "concept_boost": 0.0}),
              args.links_compare),
@@ -65,7 +66,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         )
         if wanted
     }
-    ks = sorted(set(args.k))
     scores, baseline = Scores(ks), Scores(ks)
     add_ms: list[float] = []
     n_turns = sum(len(c.turns) for c in convs)
