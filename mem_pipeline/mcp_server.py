@@ -5,10 +5,13 @@ The scope (tenant, user) is fixed when the server starts, from its command line 
 reach another person's memories by naming them.
 
 Built on the official ``mcp`` SDK (``mcp.server.mcpserver.MCPServer``, the 2.x name of FastMCP).
+Over stdio, every incoming line is screened first (``_mcp_stdio``): a message the SDK cannot parse
+gets a JSON-RPC error reply instead of none, and every reply is valid UTF-8 JSON.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 
 import anyio.to_thread
@@ -16,6 +19,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
+from ._mcp_stdio import serve_stdio
 from .errors import MemPipelineError
 from .memory import Memory
 from .models import Scope
@@ -34,10 +38,31 @@ Long-term memory about the person you are working with, kept across conversation
 """
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _text(value: str, name: str) -> str:
+    """Refuse text that is not valid Unicode (a lone surrogate), naming the argument."""
+    m = _SURROGATE.search(value)
+    if m:
+        raise ToolError(
+            f"InvalidInputError: {name} is not valid Unicode: a lone surrogate (U+{ord(m.group()):04X})"
+            f" at index {m.start()}; send the text as UTF-8"
+        )
+    return value
+
+
+class _ScreenedStdioServer(MCPServer[Any]):
+    """``MCPServer`` whose stdio transport screens each line first (see ``_mcp_stdio``)."""
+
+    async def run_stdio_async(self) -> None:
+        await serve_stdio(self._lowlevel_server)
+
+
 def create_server(memory: Memory, *, user_id: str, tenant: str = "default") -> MCPServer:
     """An MCP server whose tools all act on one fixed scope of ``memory``."""
     scope = Scope.of(user_id, tenant)  # validated once, at start
-    mcp: MCPServer = MCPServer("mem-pipeline", instructions=_INSTRUCTIONS)
+    mcp: MCPServer = _ScreenedStdioServer("mem-pipeline", instructions=_INSTRUCTIONS)
 
     async def run(fn: Any, *args: Any, **kw: Any) -> Any:
         """Call the (blocking) memory in a worker thread; our errors become tool errors."""
@@ -68,6 +93,9 @@ def create_server(memory: Memory, *, user_id: str, tenant: str = "default") -> M
         Use it for durable facts (preferences, decisions, people, recurring problems and what
         fixed them), not for small talk. A repeat of a stored fact reinforces it instead of
         duplicating it. Returns what happened to each fact (ADD, REINFORCE, ...) and its id."""
+        _text(text, "text")
+        for c in concepts or []:
+            _text(c, "a concept")
         res = await run(
             lambda **kw: memory.add(text, concepts=concepts, infer=False if verbatim else None, **kw)
         )
@@ -84,6 +112,7 @@ def create_server(memory: Memory, *, user_id: str, tenant: str = "default") -> M
         `direct` text matches, then `association` hits reached through linked concepts, whose
         `via.path` shows the chain of concepts, e.g. timeout > retry) and `prompt`, a ready block
         of the same facts to read. Keep the ids to give `feedback` afterwards."""
+        _text(query, "query")
         r = await run(lambda **kw: memory.search(query, limit=limit, **kw))
         return {**r.to_json(), "prompt": r.to_prompt()}
 
@@ -95,6 +124,9 @@ def create_server(memory: Memory, *, user_id: str, tenant: str = "default") -> M
     ) -> dict[str, int]:
         """Tell the memory whether recalled facts helped. Helpful facts and the concept links that
         led to them get stronger (and recalled sooner next time); unhelpful ones weaker."""
+        for fid in fact_ids:
+            _text(fid, "a fact id")
+        _text(query, "query")
         res: dict[str, int] = await run(lambda **kw: memory.feedback(fact_ids, helped, query=query, **kw))
         return res
 
@@ -124,6 +156,7 @@ def create_server(memory: Memory, *, user_id: str, tenant: str = "default") -> M
         fact_id: Annotated[str, Field(description="The id of the fact, from `recall` or `list_memories`.")],
     ) -> dict[str, str]:
         """Delete one stored fact, e.g. when the user says it is wrong or asks you to forget it."""
+        _text(fact_id, "fact_id")
         await run(lambda **kw: memory.delete(fact_id, **kw))
         return {"forgotten": fact_id}
 
