@@ -14,6 +14,8 @@ running server without a restart.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import hmac
 import json
@@ -21,6 +23,7 @@ import os
 import secrets
 import tempfile
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -79,7 +82,7 @@ class KeyStore:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
-        self._stamp: tuple[int, int] | None = None
+        self._stamp: tuple[int, int, int] | None = None
         self._rows: dict[str, dict[str, Any]] = {}
 
     # -- file ---------------------------------------------------------------------------------
@@ -90,7 +93,7 @@ class KeyStore:
         except FileNotFoundError:
             self._stamp, self._rows = None, {}
             return self._rows
-        stamp = (st.st_mtime_ns, st.st_size)
+        stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
         if stamp != self._stamp:
             try:
                 data = json.loads(self.path.read_text(encoding="utf-8"))
@@ -99,6 +102,21 @@ class KeyStore:
                 raise StoreError(f"cannot read the API key file {self.path}: {e}") from e
             self._stamp, self._rows = stamp, rows
         return self._rows
+
+    @contextlib.contextmanager
+    def _exclusive(self) -> Iterator[dict[str, dict[str, Any]]]:
+        """Read-modify-write under an exclusive lock shared with every process (``flock`` on
+        ``<file>.lock``) and this process's threads: two ``keys create`` racing a ``keys
+        revoke`` each see the other's write. Yields the rows as on disk now."""
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with self._lock:
+            fd = os.open(self.path.with_name(self.path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                self._stamp = None  # another process may have written since our last read
+                yield dict(self._load())
+            finally:
+                os.close(fd)  # closing the descriptor releases the lock
 
     def _save(self, rows: dict[str, dict[str, Any]]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -148,8 +166,7 @@ class KeyStore:
             "salt": salt.hex(),
             "hash": _digest(salt, secret),
         }
-        with self._lock:
-            rows = dict(self._load())
+        with self._exclusive() as rows:
             rows[kid] = row
             self._save(rows)
         return f"{_PREFIX}_{kid}_{secret}", self._record(row)
@@ -157,8 +174,7 @@ class KeyStore:
     def revoke(self, key_id: str) -> ApiKey:
         """Revoke a key by its id (or by the full key). Unknown id: :class:`InvalidInputError`."""
         kid = key_id.split("_")[1] if key_id.startswith(f"{_PREFIX}_") and key_id.count("_") >= 2 else key_id
-        with self._lock:
-            rows = dict(self._load())
+        with self._exclusive() as rows:
             if kid not in rows:
                 raise InvalidInputError(f"no API key with id {kid!r:.40}")
             row = dict(rows[kid])
