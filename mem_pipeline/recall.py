@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import unicodedata
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -67,13 +68,32 @@ _PREAMBLE = (
 )
 
 
+def _invisible(ch: str) -> bool:
+    """A character that breaks or reorders lines without showing: line and paragraph
+    separators (U+2028, U+2029), control characters (U+0085 NEXT LINE among them), and format
+    characters (bidi overrides such as U+202E, zero-width spaces and joiners, U+FEFF)."""
+    return unicodedata.category(ch) in ("Zl", "Zp", "Cc", "Cf")
+
+
+def _u(code: int) -> str:
+    """``code`` as JSON ``\\uXXXX`` escapes (a surrogate pair outside the BMP)."""
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
 def _escape(text: str) -> str:
     """JSON-quote (one line, quotes and control characters escaped) and escape <, >, &.
 
-    The result cannot contain a newline, a raw ``<`` or ``>``, nor an unescaped quote, so stored
-    text can neither close the block nor start a line that looks like a new role or section.
+    Every character that could end a line for some reader (``str.splitlines`` also breaks at
+    U+2028, U+2029, U+0085, U+000B, U+000C, U+001C-U+001E) or reorder or hide text (bidi
+    controls, zero-width characters) is written as a ``\\uXXXX`` escape, so stored text can
+    neither close the block nor start a line that looks like a new role or section, however a
+    reader splits or displays it.
     """
-    return html.escape(json.dumps(text, ensure_ascii=False), quote=False)
+    quoted = json.dumps(text, ensure_ascii=False)
+    return html.escape("".join(_u(ord(c)) if _invisible(c) else c for c in quoted), quote=False)
 
 
 def _approx_tokens(text: str) -> int:
