@@ -34,12 +34,14 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import logging
 import os
 import shutil
 import tempfile
 import threading
+import time
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, NamedTuple
@@ -48,9 +50,12 @@ import numpy as np
 import qdrant_edge as qe
 from qdrant_client import models
 
+from ._wal import WalRepair, repair_wal
 from .errors import StoreError, StoreLockedError
 
-__all__ = ["EdgeClient", "EdgeRecord", "is_edge_store", "is_local_store"]
+__all__ = ["EdgeClient", "EdgeRecord", "is_edge_store", "is_local_store", "secure_tree"]
+
+log = logging.getLogger(__name__)
 
 _NO_VECTOR = "_none"  # placeholder sparse vector of collections that hold payload only
 _BOOL = "__bool"  # mirror of the payload's booleans as 0/1 (see the module docstring)
@@ -74,6 +79,24 @@ def is_local_store(path: str | Path) -> bool:
     """Whether ``path`` holds a store of qdrant-client's local mode."""
     p = Path(path)
     return (p / "meta.json").exists() or (p / "collection").is_dir()
+
+
+def secure_tree(root: str | Path) -> None:
+    """Make a store private to its owner, whatever the umask: the directory and every
+    directory in it 0700, every file 0600. Fact text sits in plain text in the engine's files;
+    the engine creates files with the process umask (often 0644), so this runs when a store is
+    opened and closed, and the 0700 directory keeps files created in between unreadable to
+    others."""
+    top = Path(root)
+    with contextlib.suppress(OSError):
+        top.chmod(0o700)
+    for dirpath, dirnames, filenames in os.walk(top):
+        for d in dirnames:
+            with contextlib.suppress(OSError):
+                os.chmod(os.path.join(dirpath, d), 0o700)
+        for f in filenames:
+            with contextlib.suppress(OSError):
+                os.chmod(os.path.join(dirpath, f), 0o600)
 
 
 def _bools(payload: Mapping[str, Any]) -> dict[str, Any]:
@@ -205,13 +228,50 @@ def _ids(selector: Any) -> list[str]:
     return [str(i) for i in selector]
 
 
+def _is_panic(e: BaseException) -> bool:
+    """A Rust panic in the binding: pyo3's ``PanicException`` derives from ``BaseException``
+    (so ``except Exception`` misses it) and cannot be imported by name."""
+    return type(e).__name__ == "PanicException"
+
+
+@contextlib.contextmanager
+def _engine(what: str) -> Iterator[None]:
+    """Translate a panic of the engine into :class:`StoreError` where it enters: no caller has
+    to know that a ``BaseException`` can come out of a store call."""
+    try:
+        yield
+    except Exception:
+        raise
+    except BaseException as e:
+        if not _is_panic(e):
+            raise
+        raise StoreError(f"the storage engine failed while {what} (an internal panic)") from None
+
+
+class _Shard:
+    """An ``EdgeShard`` whose calls raise :class:`StoreError` instead of a panic."""
+
+    def __init__(self, shard: qe.EdgeShard, name: str) -> None:
+        self._shard = shard
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        fn = getattr(self._shard, attr)
+
+        def call(*args: Any, **kw: Any) -> Any:
+            with _engine(f"calling {attr} on {self._name}"):
+                return fn(*args, **kw)
+
+        return call
+
+
 class EdgeClient:
     """The subset of ``QdrantClient`` the store uses, on qdrant-edge shards under ``path``."""
 
     def __init__(self, path: str, *, search_threads: int | None = 1) -> None:
         self._temp = path == ":memory:"
         self.root = Path(tempfile.mkdtemp(prefix="mem_pipeline_edge_") if self._temp else path) / "edge"
-        self.root.mkdir(parents=True, exist_ok=True)
+        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
         if self._temp:  # removed on close(), or when the client is collected / at exit
             weakref.finalize(self, shutil.rmtree, str(self.root.parent), ignore_errors=True)
         self._search_threads = search_threads
@@ -227,13 +287,45 @@ class EdgeClient:
                 "Qdrant server and pass url= (QDRANT_URL)."
             ) from e
         self._meta_path = self.root / "collections.json"
-        self._meta: dict[str, dict[str, Any]] = (
-            json.loads(self._meta_path.read_text()) if self._meta_path.exists() else {}
-        )
-        self._shards: dict[str, qe.EdgeShard] = {}
+        self._shards: dict[str, _Shard] = {}
         self._guard = threading.Lock()
-        for name in self._meta:
-            self._shards[name] = qe.EdgeShard.load(str(self.root / name), self._config(self._meta[name]))
+        #: WAL repairs made while opening (see ``_wal``): what was trimmed, where the copy is
+        self.repairs: list[WalRepair] = []
+        try:
+            self._meta: dict[str, dict[str, Any]] = (
+                json.loads(self._meta_path.read_text()) if self._meta_path.exists() else {}
+            )
+            for name in self._meta:
+                self._shards[name] = self._load(name)
+        except BaseException:
+            self.close()
+            raise
+        secure_tree(self.root.parent)
+
+    def _load(self, name: str) -> _Shard:
+        """Load a shard; if its write-ahead log cannot be read because an entry nests too
+        deep (written before metadata was validated), trim that entry and load again."""
+        path = self.root / name
+        try:
+            with _engine(f"opening {name}"):
+                return _Shard(qe.EdgeShard.load(str(path), self._config(self._meta[name])), name)
+        except Exception as e:
+            if "WAL" not in str(e) or not (path / "wal").is_dir():
+                raise
+            report = repair_wal(path / "wal")
+            if not report.entries_trimmed:
+                raise
+            log.warning(
+                "collection %s: %d WAL entries nested too deep to read were trimmed (%d values); "
+                "the original log is kept at %s",
+                name,
+                report.entries_trimmed,
+                report.values_trimmed,
+                report.backup,
+            )
+            self.repairs.append(report)
+        with _engine(f"opening {name}"):
+            return _Shard(qe.EdgeShard.load(str(path), self._config(self._meta[name])), name)
 
     # -- collections --------------------------------------------------------------------------
     def _config(self, spec: Mapping[str, Any]) -> qe.EdgeConfig:
@@ -255,14 +347,32 @@ class EdgeClient:
 
     def _save_meta(self) -> None:
         tmp = self._meta_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self._meta, indent=1, sort_keys=True))
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(json.dumps(self._meta, indent=1, sort_keys=True))
         os.replace(tmp, self._meta_path)
 
-    def _shard(self, name: str) -> qe.EdgeShard:
+    def _shard(self, name: str) -> _Shard:
         try:
             return self._shards[name]
         except KeyError:
             raise StoreError(f"collection {name!r} does not exist") from None
+
+    def delete_collection(self, collection_name: str) -> bool:
+        """Close a collection's shard and set its directory aside (``<name>.damaged-<time>``,
+        never deleted here: a repair rebuilds the collection beside it)."""
+        with self._guard:
+            shard = self._shards.pop(collection_name, None)
+            if shard is None:
+                return False
+            with contextlib.suppress(Exception):
+                shard.close()
+            src = self.root / collection_name
+            if src.exists():
+                src.rename(src.with_name(f"{collection_name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}"))
+            self._meta.pop(collection_name, None)
+            self._save_meta()
+        return True
 
     def collection_exists(self, collection_name: str) -> bool:
         return collection_name in self._shards
@@ -289,7 +399,9 @@ class EdgeClient:
             shard_dir = self.root / collection_name
             if shard_dir.exists():  # a create interrupted before the metadata was written
                 shutil.rmtree(shard_dir)
-            self._shards[collection_name] = qe.EdgeShard.create(str(shard_dir), self._config(spec))
+            with _engine(f"creating {collection_name}"):
+                shard = qe.EdgeShard.create(str(shard_dir), self._config(spec))
+            self._shards[collection_name] = _Shard(shard, collection_name)
             self._meta[collection_name] = spec
             self._save_meta()
         return True
@@ -375,7 +487,7 @@ class EdgeClient:
         limit: int = 10,
         order_by: models.OrderBy | None = None,
         offset: Any = None,
-        with_payload: bool = True,
+        with_payload: bool | models.PayloadSelectorInclude | models.PayloadSelectorExclude = True,
         with_vectors: bool | Sequence[str] = False,
     ) -> tuple[list[EdgeRecord], str | None]:
         ob = None
@@ -387,7 +499,7 @@ class EdgeClient:
                 offset=None if offset is None else str(offset),
                 limit=limit,
                 filter=_filter(scroll_filter),
-                with_payload=with_payload,
+                with_payload=_with_payload(with_payload),
                 with_vector=_with_vector(with_vectors),
                 order_by=ob,
             )
@@ -451,3 +563,5 @@ class EdgeClient:
                 self._lockfile = None
             if self._temp:
                 shutil.rmtree(self.root.parent, ignore_errors=True)
+            else:
+                secure_tree(self.root.parent)

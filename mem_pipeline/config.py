@@ -169,8 +169,12 @@ class MemoryConfig(BaseModel):
     max_expanded_concepts: int = Field(default=8, ge=0)
     association_limit: int = Field(default=3, ge=0, le=50)
 
-    # input limits
+    # input limits: one message, and one add call (turns, characters in all). An add holds the
+    # store's write lock while it writes, so these bound how long one request can make
+    # every other tenant wait (a 420-turn add once held it for 12 s).
     max_message_chars: int = Field(default=32_000, ge=1)
+    max_add_turns: int = Field(default=100, ge=1)
+    max_add_chars: int = Field(default=64_000, ge=1)
 
     # scoring
     half_lives_days: Mapping[str, float] = Field(default_factory=lambda: dict(DEFAULT_HALF_LIVES_DAYS))

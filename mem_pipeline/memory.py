@@ -6,6 +6,8 @@ It holds no scoring or extraction logic of its own: those live in ``decay``/``re
 
 from __future__ import annotations
 
+import base64
+import bisect
 import contextlib
 import json
 import logging
@@ -24,7 +26,6 @@ from ._text import (
     candidate_phrases,
     name_tokens,
     normalize_concept,
-    normalize_text,
     sparse_query,
     third_person,
     without_names,
@@ -41,24 +42,24 @@ from .models import (
     AddResult,
     Category,
     ExtractedFact,
+    FactPage,
     HistoryEvent,
     Message,
     Scope,
     ScoreParts,
     StoredFact,
     Via,
-    json_safe,
     utcnow,
+    validate_metadata,
 )
 from .recall import Hit, Recall, Source, hit_from_fact, rank, session_key
 from .reconcile import Decision, LLMReconciler, Reconciler, offline_decision
-from .store import TURN_LINKS_VERSION, QdrantStore, VectorLike
+from .store import TURN_LINKS_VERSION, QdrantStore, VectorLike, legacy_id, repeat_key
 
 __all__ = ["Memory"]
 
 log = logging.getLogger(__name__)
 
-_ID_NAMESPACE = uuid.UUID("5f0c7a52-3d4e-4f6b-9a51-6d2f1b0e8c11")
 _MAX_CONCEPTS = 32
 
 
@@ -93,9 +94,21 @@ def _answers(prev: Mapping[str, Any], meta: Mapping[str, Any]) -> bool:
     return "?" in str(prev.get("text", "")) and asker is not None and asker != meta.get("speaker")
 
 
-def fact_id(scope: Scope, text: str) -> str:
-    """Deterministic id: the same text in the same scope is always the same fact."""
-    return str(uuid.uuid5(_ID_NAMESPACE, scope.key() + "\x1e" + normalize_text(text)))
+def _encode_cursor(key: tuple[float, str]) -> str:
+    return base64.urlsafe_b64encode(json.dumps([key[0], key[1]]).encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: Any) -> tuple[float, str] | None:
+    """The (created time, id) a page cursor stands for; None for no cursor."""
+    if cursor is None:
+        return None
+    try:
+        ts, fid = json.loads(base64.urlsafe_b64decode(str(cursor) + "=" * (-len(str(cursor)) % 4)))
+        return float(ts), str(uuid.UUID(fid))
+    except (ValueError, TypeError, UnicodeDecodeError):
+        raise InvalidInputError(
+            f"{str(cursor)[:40]!r} is not a page cursor (use next_cursor of a page)"
+        ) from None
 
 
 def _as_datetime(value: Any, what: str = "timestamp") -> datetime:
@@ -165,7 +178,7 @@ class Memory:
             if not config.url:
                 store_path = config.path or str(default_data_path())
                 if store_path != ":memory:":
-                    Path(store_path).mkdir(parents=True, exist_ok=True)
+                    Path(store_path).mkdir(parents=True, exist_ok=True, mode=0o700)
             store = QdrantStore.open(
                 path=store_path,
                 url=config.url,
@@ -258,6 +271,31 @@ class Memory:
                 self.store.end(jid)
         return len(todo)
 
+    def repair(self, *, dry_run: bool = False) -> dict[str, Any]:
+        """Find and drop points the engine can no longer read, and make the users they touched
+        consistent again.
+
+        A store written by an older version could hold a fact whose metadata nested too deep
+        for the engine: its write-ahead log is trimmed when the store opens (reported here
+        under ``wal_repairs``), and a fact whose stored payload cannot be read is found here
+        and removed (its collection is rebuilt without it; the edge engine keeps the damaged
+        copy beside it). The users whose facts were removed get DELETE events, and their
+        concept counts and links are recomputed (as after a crash). ``dry_run`` only reports.
+        """
+        with self._lock:
+            report = self.store.repair(dry_run=dry_run)
+            lost = report["unreadable"]
+            if dry_run or not lost:
+                return report
+            scopes = {s.key(): s for s in self.store.users(ids=lost.get(self.store.facts, []))}
+            if set(lost) - {self.store.facts, self.store.events, self.store.journal}:
+                scopes.update({s.key(): s for s in self.store.users()})  # counts or links lost
+            for scope in scopes.values():
+                self._repair(scope, "repair")
+            self._links.invalidate()
+            report["users_repaired"] = len(scopes)
+            return report
+
     def _repair(self, scope: Scope, op: str) -> None:
         if op == "forget":
             self.store.delete_user(scope)
@@ -308,6 +346,11 @@ class Memory:
             raise InvalidInputError("messages must be a string or a list of {'role', 'content'} mappings")
         if not messages:
             raise InvalidInputError("messages is empty: nothing to remember")
+        if len(messages) > self.config.max_add_turns:
+            raise InvalidInputError(
+                f"{len(messages)} turns in one add; the limit is {self.config.max_add_turns} "
+                "(MemoryConfig.max_add_turns): split them over several calls. Nothing was stored."
+            )
         out = []
         for i, m in enumerate(messages):
             if isinstance(m, Message):
@@ -342,6 +385,12 @@ class Memory:
                     "into turns: nothing was stored."
                 )
             out.append(msg)
+        total = sum(len(m.content) for m in out)
+        if total > self.config.max_add_chars:
+            raise InvalidInputError(
+                f"{total} characters in one add; the limit is {self.config.max_add_chars} "
+                "(MemoryConfig.max_add_chars): split them over several calls. Nothing was stored."
+            )
         return out
 
     @staticmethod
@@ -404,7 +453,7 @@ class Memory:
         if infer is not None and not isinstance(infer, bool):
             raise InvalidInputError(f"infer must be True, False or None, got {infer!r:.40}")
         msgs = self._messages(messages)
-        meta = json_safe(metadata)
+        meta = validate_metadata(metadata)
         extra_concepts = self._concepts(concepts)
         when = self.now() if timestamp is None else _as_datetime(timestamp)
         result = AddResult(extractor="raw" if infer is False else self.extractor.name)
@@ -629,14 +678,12 @@ class Memory:
                     reason=decision.reason,
                 )
             ]
-        # ADD, possibly superseding a target
-        # a raw turn is an event: its id also covers who said it and its metadata, so the same
-        # words in two turns are two facts, while re-adding the very same turn is idempotent
-        key = fact.text if origin != "raw" else json.dumps([embed_text, meta], sort_keys=True)
-        fid = fact_id(scope, key)
-        existing = self.store.get_facts(scope, [fid])
-        if existing and existing[0].is_valid:
-            return [self._reinforce(scope, existing[0], fact, when, "exact repeat")]
+        # ADD, possibly superseding a target; an exact repeat (``store.repeat_key``) reinforces
+        same = (scope, origin, fact.text, embed_text, meta)
+        existing = self.store.find_repeat(scope, repeat_key(*same), legacy_id(*same))
+        if existing is not None:
+            return [self._reinforce(scope, existing, fact, when, "exact repeat")]
+        fid = str(uuid.uuid4())
         index_text, reply_to = embed_text, None
         if origin == "raw":
             index_text, reply_to = self._place_turn(scope, fid, fact.text, embed_text, meta, recent, asked)
@@ -656,9 +703,7 @@ class Memory:
         )
         self.store.upsert_facts([(stored, vec, embed_text, index_text)])
         self._links.update(scope, [], stored.concepts, when, fact_id=stored.id)
-        events: list[dict[str, Any]] = [
-            self._event(fid, "ADD", None, fact.text, now, reason=decision.reason, restored=bool(existing))
-        ]
+        events: list[dict[str, Any]] = [self._event(fid, "ADD", None, fact.text, now, reason=decision.reason)]
         out = [AddEvent(event="ADD", id=fid, text=fact.text, category=fact.category, reason=decision.reason)]
         if decision.action == "SUPERSEDE" and decision.target is not None:
             old = decision.target
@@ -995,12 +1040,42 @@ class Memory:
         include_invalid: bool = False,
         filters: Mapping[str, Any] | None = None,
     ) -> list[StoredFact]:
-        """Every fact of this scope, oldest first (superseded ones only when asked)."""
+        """Every fact of this scope, oldest first (superseded ones only when asked). For a
+        scope with many facts, :meth:`page` reads them a page at a time."""
         scope = Scope.of(user_id, tenant, agent_id, run_id)
         with self._lock:
             facts = list(self.store.scroll_facts(scope, include_invalid=include_invalid, filters=filters))
-        facts.sort(key=lambda f: (f.created_at, f.id))
+        facts.sort(key=lambda f: (f.created_at.timestamp(), f.id))
         return facts
+
+    def page(
+        self,
+        *,
+        user_id: str,
+        tenant: str = "default",
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+        include_invalid: bool = False,
+        filters: Mapping[str, Any] | None = None,
+    ) -> FactPage:
+        """A page of this scope's facts, oldest first (the order of :meth:`get_all`).
+
+        ``cursor`` is the ``next_cursor`` of the previous page (None: the first page). A fact
+        added while paging appears on a later page if it is newer than the cursor; none is
+        returned twice."""
+        scope = Scope.of(user_id, tenant, agent_id, run_id)
+        limit = self._limit(limit)
+        after = _decode_cursor(cursor)
+        with self._lock:
+            keys = self.store.fact_order(scope, include_invalid=include_invalid, filters=filters)
+            start = bisect.bisect_right(keys, after) if after is not None else 0
+            chosen = keys[start : start + limit]
+            by_id = {f.id: f for f in self.store.get_facts(scope, [fid for _, fid in chosen])}
+        facts = [by_id[fid] for _, fid in chosen if fid in by_id]
+        more = start + limit < len(keys)
+        return FactPage(facts=facts, next_cursor=_encode_cursor(chosen[-1]) if more and chosen else None)
 
     def update(
         self,
@@ -1251,9 +1326,8 @@ class Memory:
         its session when it has one."""
 
         def reads(t: Mapping[str, Any], p: Mapping[str, Any], session: str | int | None) -> bool:
-            return (
-                all(t.get(k) is None or p.get(k) == t.get(k) for k in ("agent_id", "run_id"))
-                and (session is None or (p.get("metadata") or {}).get("session") == session)
+            return all(t.get(k) is None or p.get(k) == t.get(k) for k in ("agent_id", "run_id")) and (
+                session is None or (p.get("metadata") or {}).get("session") == session
             )
 
         links: list[tuple[str, str | None]] = []

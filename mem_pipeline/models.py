@@ -8,21 +8,23 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .errors import ScopeError
+from .errors import InvalidInputError, ScopeError
 
 __all__ = [
     "AddEvent",
     "AddResult",
     "Category",
     "ExtractedFact",
+    "FactPage",
     "HistoryEvent",
     "Message",
     "Scope",
     "ScoreParts",
     "StoredFact",
     "Via",
+    "validate_metadata",
 ]
 
 _SCOPE_RE = re.compile(r"^[^\x00-\x1f\x7f\ud800-\udfff]{1,256}$")  # no control chars, no lone surrogates
@@ -92,8 +94,9 @@ class Scope(BaseModel):
             raise ScopeError("user_id is required: every read and write is scoped to one user")
         try:
             return cls(tenant=tenant, user_id=user_id, agent_id=agent_id, run_id=run_id)
-        except ValueError as e:
-            raise ScopeError(str(e)) from e
+        except ValidationError as e:  # our own words, not pydantic's (no links, no input echo)
+            why = "; ".join(str(err.get("msg", "")).removeprefix("Value error, ") for err in e.errors())
+            raise ScopeError(why or "invalid scope") from None
 
     def payload(self) -> dict[str, str]:
         out = {"tenant": self.tenant, "user_id": self.user_id}
@@ -156,6 +159,14 @@ class StoredFact(BaseModel):
 
 
 EventName = Literal["ADD", "REINFORCE", "UPDATE", "SUPERSEDE", "DELETE", "NOOP", "REJECT"]
+
+
+class FactPage(BaseModel):
+    """One page of a scope's facts, oldest first (``Memory.page``). ``next_cursor`` is None on
+    the last page; pass it back as ``cursor`` for the next one."""
+
+    facts: list[StoredFact]
+    next_cursor: str | None = None
 
 
 class AddEvent(BaseModel):
@@ -224,27 +235,86 @@ class Via(BaseModel):
     weights: list[float]
 
 
-def json_safe(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Check metadata is a flat-ish JSON object with string keys; return a plain dict copy."""
-    import json
+#: Limits on caller metadata (``validate_metadata``). The engine reads payloads with a
+#: recursion limit of 128 nested containers (its write-ahead log included): one fact whose
+#: metadata nested deeper made the whole store unopenable. 32 levels is far more than any
+#: real metadata needs and far below that limit.
+METADATA_MAX_DEPTH = 32
+METADATA_MAX_KEYS = 1_000
+METADATA_MAX_BYTES = 64_000
+METADATA_MAX_KEY_CHARS = 256
+#: Integers the engine stores exactly (a signed 64-bit integer; larger ones became floats).
+_INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
 
-    from .errors import InvalidInputError
+
+def _check_text(text: str, where: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise InvalidInputError(f"{where}: not valid Unicode (lone surrogate at {e.start})") from None
+
+
+def validate_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Check caller metadata before anything is written; return a plain JSON copy.
+
+    A JSON object with string keys, nested at most :data:`METADATA_MAX_DEPTH` levels (lists
+    and objects), at most :data:`METADATA_MAX_KEYS` keys in all, keys of at most
+    :data:`METADATA_MAX_KEY_CHARS` characters, at most :data:`METADATA_MAX_BYTES` once
+    serialised; numbers finite, integers within a signed 64-bit range, text valid Unicode (no
+    lone surrogates). Tuples become lists. Anything else is an :class:`InvalidInputError`
+    naming the path of the offending value.
+    """
+    import json
 
     if metadata is None:
         return {}
     if not isinstance(metadata, Mapping):
         raise InvalidInputError(f"metadata must be a mapping, got {type(metadata).__name__}")
-    out = dict(metadata)
-    for k in out:
-        if not isinstance(k, str):
-            raise InvalidInputError(f"metadata keys must be strings, got {k!r:.40}")
-    try:
-        text = json.dumps(out, allow_nan=False)
-    except (TypeError, ValueError, RecursionError) as e:
-        raise InvalidInputError(f"metadata must be JSON-serialisable: {e}") from e
-    if len(text) > 64_000:
-        raise InvalidInputError("metadata is larger than 64 KB once serialised")
-    result: dict[str, Any] = json.loads(text)
+    keys = 0
+
+    def walk(value: Any, path: str, depth: int) -> Any:
+        nonlocal keys
+        if isinstance(value, (Mapping, list, tuple)) and depth >= METADATA_MAX_DEPTH:
+            raise InvalidInputError(
+                f"metadata is nested deeper than {METADATA_MAX_DEPTH} levels (at {path[:80]})"
+            )
+        if isinstance(value, Mapping):
+            out: dict[str, Any] = {}
+            for k, v in value.items():
+                if not isinstance(k, str):
+                    raise InvalidInputError(f"metadata keys must be strings, got {k!r:.40} at {path[:80]}")
+                if len(k) > METADATA_MAX_KEY_CHARS:
+                    raise InvalidInputError(f"metadata key longer than {METADATA_MAX_KEY_CHARS} characters")
+                _check_text(k, f"a key of {path[:80]}")
+                keys += 1
+                if keys > METADATA_MAX_KEYS:
+                    raise InvalidInputError(f"metadata has more than {METADATA_MAX_KEYS} keys")
+                out[k] = walk(v, f"{path}.{k[:40]}", depth + 1)
+            return out
+        if isinstance(value, (list, tuple)):
+            return [walk(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(value)]
+        if value is None or isinstance(value, bool):
+            return value
+        if isinstance(value, int):
+            if not _INT_MIN <= value <= _INT_MAX:
+                raise InvalidInputError(
+                    f"{path[:80]}: integers must fit in 64 bits (pass larger numbers as text)"
+                )
+            return int(value)
+        if isinstance(value, float):
+            if value != value or value in (float("inf"), float("-inf")):
+                raise InvalidInputError(f"{path[:80]}: numbers must be finite")
+            return float(value)
+        if isinstance(value, str):
+            _check_text(value, path[:80])
+            return value
+        raise InvalidInputError(
+            f"{path[:80]}: {type(value).__name__} is not JSON (use str, number, bool, None, list or mapping)"
+        )
+
+    result: dict[str, Any] = walk(metadata, "metadata", 0)
+    if len(json.dumps(result, ensure_ascii=False).encode("utf-8")) > METADATA_MAX_BYTES:
+        raise InvalidInputError(f"metadata is larger than {METADATA_MAX_BYTES // 1000} KB once serialised")
     return result
 
 

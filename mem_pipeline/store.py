@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
+import json
 import logging
 import time
 import uuid
@@ -39,8 +41,8 @@ import numpy as np
 import numpy.typing as npt
 from qdrant_client import QdrantClient, models
 
-from ._edge import EdgeClient, EdgeRecord, is_edge_store, is_local_store
-from ._text import LEXICAL_VERSION, sparse_doc
+from ._edge import EdgeClient, EdgeRecord, is_edge_store, is_local_store, secure_tree
+from ._text import LEXICAL_VERSION, normalize_text, sparse_doc
 from .errors import EmbedderMismatchError, InvalidInputError, StoreError, StoreLockedError
 from .models import Category, Scope, StoredFact
 
@@ -92,9 +94,35 @@ def _dt(ts: float | None) -> datetime | None:
     return None if ts is None else datetime.fromtimestamp(float(ts), tz=timezone.utc)
 
 
+#: Facts written before ids were random had ``uuid5(_LEGACY_NAMESPACE, scope key + text)``
+#: ids, which gave a fact's text away to anyone holding its id (see :func:`repeat_key`).
+_LEGACY_NAMESPACE = uuid.UUID("5f0c7a52-3d4e-4f6b-9a51-6d2f1b0e8c11")
+
+
+def repeat_key(scope: Scope, origin: str, text: str, embed_text: str, metadata: Mapping[str, Any]) -> str:
+    """What makes two writes "the same fact", as a hash stored (and indexed) with the fact.
+
+    An extracted fact is the same when its normalised text is; a raw turn is an event, so the
+    same words said in two turns (other speaker or metadata) are two turns, while re-adding the
+    very same turn is idempotent. Fact ids are random (an id tells nothing of the text); this
+    key is how ``add`` finds an exact repeat, and an updated fact gets the key of its new text,
+    so re-adding its old wording does not reinforce it."""
+    key = text if origin != "raw" else json.dumps([embed_text, dict(metadata)], sort_keys=True)
+    return hashlib.sha256(
+        (scope.key() + "\x1e" + normalize_text(key)).encode("utf-8", "surrogatepass")
+    ).hexdigest()
+
+
+def legacy_id(scope: Scope, origin: str, text: str, embed_text: str, metadata: Mapping[str, Any]) -> str:
+    """The id an older version gave this fact (a store it wrote keeps those ids)."""
+    key = text if origin != "raw" else json.dumps([embed_text, dict(metadata)], sort_keys=True)
+    return str(uuid.uuid5(_LEGACY_NAMESPACE, scope.key() + "\x1e" + normalize_text(key)))
+
+
 def fact_to_payload(f: StoredFact, embed_text: str, index_text: str) -> dict[str, Any]:
     p: dict[str, Any] = {
         **f.scope.payload(),
+        "key_hash": repeat_key(f.scope, f.origin, f.text, embed_text, f.metadata),
         "text": f.text,
         "embed_text": embed_text,
         "index_text": index_text,
@@ -207,7 +235,10 @@ TURN_LINKS_VERSION = 1
 
 # fact payload indexes that stores created before them lack (see ``QdrantStore._ensure``);
 # faceting needs one: ``speakers`` lists a scope's speakers from it
-_LATER_FACT_INDEXES = {"metadata.speaker": models.PayloadSchemaType.KEYWORD}
+_LATER_FACT_INDEXES = {
+    "metadata.speaker": models.PayloadSchemaType.KEYWORD,
+    "key_hash": models.PayloadSchemaType.KEYWORD,
+}
 
 _VALID = models.FieldCondition(key="valid", match=models.MatchValue(value=True))
 # what a search reads of a fact: all but the texts that were embedded and indexed (the indexed
@@ -241,6 +272,7 @@ class QdrantStore:
         self.links = f"{prefix}_links"
         self.concepts = f"{prefix}_concepts"
         self.journal = f"{prefix}_journal"
+        self._path: str | None = None
         with self._translate("opening the collections"):
             self._ensure()
 
@@ -285,7 +317,16 @@ class QdrantStore:
             raise
         except Exception as e:
             raise StoreError(f"could not open the store at {url or path}: {e}") from e
-        return cls(client, embedder_id=embedder_id, dimensions=dimensions, prefix=prefix)
+        try:
+            store = cls(client, embedder_id=embedder_id, dimensions=dimensions, prefix=prefix)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                client.close()
+            raise
+        if path and path != ":memory:" and not url:
+            store._path = path
+            secure_tree(path)
+        return store
 
     @contextlib.contextmanager
     def _translate(self, what: str) -> Iterator[None]:
@@ -342,6 +383,7 @@ class QdrantStore:
                     "valid": models.PayloadSchemaType.BOOL,
                     "created_ts": models.PayloadSchemaType.FLOAT,
                     "ingest_ns": models.PayloadSchemaType.INTEGER,  # order_by needs a range index
+                    "key_hash": models.PayloadSchemaType.KEYWORD,
                     **_LATER_FACT_INDEXES,
                 },
             )
@@ -394,6 +436,77 @@ class QdrantStore:
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.client.close()
+        if self._path:
+            secure_tree(self._path)
+
+    # -- repair -------------------------------------------------------------------------------
+    def _collections(self) -> list[str]:
+        return [self.facts, self.events, self.pending, self.links, self.concepts, self.journal]
+
+    def unreadable(self, collection: str) -> list[str]:
+        """Ids of the points of ``collection`` whose payload the engine cannot read (written by
+        an older version that let metadata nest too deep): reads in batches, and halves a
+        batch that fails until the bad points are found."""
+        ids = [str(r.id) for r in self._scroll(collection, models.Filter(), payload=False)]
+        bad: list[str] = []
+        todo = [ids[i : i + 256] for i in range(0, len(ids), 256)]
+        while todo:
+            batch = todo.pop()
+            try:
+                with self._translate("reading"):
+                    self.client.retrieve(collection, ids=batch, with_payload=True)
+            except StoreError:
+                if len(batch) == 1:
+                    bad.extend(batch)
+                else:
+                    todo += [batch[: len(batch) // 2], batch[len(batch) // 2 :]]
+        return bad
+
+    def repair(self, *, dry_run: bool = False) -> dict[str, Any]:
+        """Find points whose payload cannot be read and rebuild their collections without them.
+
+        The readable points are copied (ids, vectors, payloads) into a new collection of the
+        same schema; the damaged one is set aside by the edge engine (``<name>.damaged-<time>``)
+        or, on other engines, dropped after the copy was read. Returns what was found and done,
+        with any write-ahead-log repair made when the store was opened."""
+        report: dict[str, Any] = {
+            "wal_repairs": [vars(r) for r in getattr(self.client, "repairs", [])],
+            "unreadable": {},
+            "rebuilt": [],
+        }
+        for name in self._collections():
+            bad = self.unreadable(name)
+            if not bad:
+                continue
+            report["unreadable"][name] = bad
+            if dry_run:
+                continue
+            skip = set(bad)
+            keep = [
+                str(r.id) for r in self._scroll(name, models.Filter(), payload=False) if str(r.id) not in skip
+            ]
+            points: list[models.PointStruct] = []
+            for i in range(0, len(keep), 256):
+                with self._translate("reading points to keep"):
+                    recs = self.client.retrieve(
+                        name, ids=keep[i : i + 256], with_payload=True, with_vectors=True
+                    )
+                points += [
+                    models.PointStruct(
+                        id=str(r.id),
+                        vector=dict(r.vector) if isinstance(r.vector, dict) else {},
+                        payload=dict(r.payload or {}),
+                    )
+                    for r in recs
+                ]
+            log.warning("rebuilding collection %s without %d unreadable points", name, len(bad))
+            with self._translate("rebuilding a collection"):
+                self.client.delete_collection(name)
+                self._ensure()
+                for i in range(0, len(points), 256):
+                    self.client.upsert(name, points=points[i : i + 256], wait=True)
+            report["rebuilt"].append(name)
+        return report
 
     @property
     def engine(self) -> str:
@@ -486,9 +599,7 @@ class QdrantStore:
         """Pages of the ids of facts whose lexical vector was built by an older analysis
         (:data:`~mem_pipeline._text.LEXICAL_VERSION`), of this user (``scope``'s tenant and
         user, every agent and run) or, with ``None``, of every user."""
-        current = models.FieldCondition(
-            key="lexical_version", match=models.MatchValue(value=LEXICAL_VERSION)
-        )
+        current = models.FieldCondition(key="lexical_version", match=models.MatchValue(value=LEXICAL_VERSION))
         flt = user_filter(scope) if scope is not None else models.Filter()
         flt.must_not = [current]
         page: list[str] = []
@@ -511,6 +622,22 @@ class QdrantStore:
         ]
         recs = self._scroll(self.facts, flt)
         users = {(str(p["tenant"]), str(p["user_id"])) for r in recs if (p := r.payload)}
+        return [Scope.of(user, tenant) for tenant, user in sorted(users)]
+
+    def users(self, collection: str | None = None, ids: Sequence[str] | None = None) -> list[Scope]:
+        """The (tenant, user) scopes with points in ``collection`` (default: facts); with
+        ``ids``, of the history events of those fact ids."""
+        if ids is not None:
+            flt = models.Filter(
+                must=[models.FieldCondition(key="fact_id", match=models.MatchAny(any=list(ids)))]
+            )
+            recs = self._scroll(
+                self.events, flt, payload=models.PayloadSelectorInclude(include=["tenant", "user_id"])
+            )
+        else:
+            sel = models.PayloadSelectorInclude(include=["tenant", "user_id"])
+            recs = self._scroll(collection or self.facts, models.Filter(), payload=sel)
+        users = {(str(p["tenant"]), str(p["user_id"])) for r in recs if (p := r.payload) and "user_id" in p}
         return [Scope.of(user, tenant) for tenant, user in sorted(users)]
 
     def raw_turns(self, scope: Scope) -> list[dict[str, Any]]:
@@ -559,6 +686,23 @@ class QdrantStore:
         with self._translate("updating a fact"):
             self.client.set_payload(self.facts, payload=dict(fields), points=[fact_id], wait=True)
 
+    def find_repeat(self, scope: Scope, key_hash: str, old_id: str) -> StoredFact | None:
+        """The current fact of ``scope`` that a write with this :func:`repeat_key` repeats: one
+        stored with the same key, or one an older version stored under ``old_id`` (its
+        :func:`legacy_id`) before keys were recorded."""
+        flt = scope_filter(scope, _VALID)
+        flt.should = [
+            models.FieldCondition(key="key_hash", match=models.MatchValue(value=key_hash)),
+            models.HasIdCondition(has_id=[old_id]),
+        ]
+        with self._translate("looking for a repeat"):
+            recs, _ = self.client.scroll(self.facts, scroll_filter=flt, limit=4, with_payload=_HIT_PAYLOAD)
+        for r in recs:
+            p = r.payload or {}
+            if p.get("key_hash", key_hash) == key_hash:  # a legacy fact has no key: its id matched
+                return payload_to_fact(r.id, p)
+        return None
+
     def get_facts(self, scope: Scope, ids: Sequence[str]) -> list[StoredFact]:
         """The facts with these ids that belong to ``scope`` (others are silently absent)."""
         if not ids:
@@ -596,8 +740,26 @@ class QdrantStore:
         for rec in self._scroll(self.facts, flt):
             yield payload_to_fact(rec.id, rec.payload or {})
 
+    def fact_order(
+        self, scope: Scope, *, include_invalid: bool = False, filters: Mapping[str, Any] | None = None
+    ) -> list[tuple[float, str]]:
+        """(created time, id) of every fact of ``scope``, oldest first: what a page of facts is
+        cut from (only the creation time is read of each fact)."""
+        flt = scope_filter(scope, *metadata_conditions(filters), *([] if include_invalid else [_VALID]))
+        sel = models.PayloadSelectorInclude(include=["created_ts"])
+        keys = [
+            (float((r.payload or {}).get("created_ts") or 0.0), str(r.id))
+            for r in self._scroll(self.facts, flt, payload=sel)
+        ]
+        keys.sort()
+        return keys
+
     def _scroll(
-        self, collection: str, flt: models.Filter, *, payload: bool = True
+        self,
+        collection: str,
+        flt: models.Filter,
+        *,
+        payload: bool | models.PayloadSelectorInclude = True,
     ) -> Iterator[models.Record | EdgeRecord]:
         offset = None
         while True:
