@@ -86,14 +86,29 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    nxt = None
     with _open(args) as m:
-        facts = m.get_all(user_id=args.user, tenant=args.tenant, include_invalid=args.all)
+        if args.limit is None and args.cursor is None:
+            facts = m.get_all(user_id=args.user, tenant=args.tenant, include_invalid=args.all)
+        else:
+            page = m.page(
+                user_id=args.user,
+                tenant=args.tenant,
+                include_invalid=args.all,
+                limit=args.limit or 100,
+                cursor=args.cursor,
+            )
+            facts, nxt = page.facts, page.next_cursor
+    rows = [_fact_json(f) for f in facts]
     if args.json:
-        print(json.dumps([_fact_json(f) for f in facts], ensure_ascii=False))
+        paged = args.limit is not None or args.cursor is not None
+        print(json.dumps({"facts": rows, "next_cursor": nxt} if paged else rows, ensure_ascii=False))
     else:
         for f in facts:
             mark = "" if f.is_valid else " (superseded)"
             print(f"{f.id}  [{f.category.value}] x{f.confirmations} {f.text}{mark}")
+        if nxt:
+            print(f"more: --cursor {nxt}", file=sys.stderr)
     return 0
 
 
@@ -168,6 +183,25 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     else:
         verb = "would update (dry run)" if args.dry_run else "updated"
         print(f"{verb} {n} facts (lexical vectors, reply links)")
+    return 0
+
+
+def cmd_repair(args: argparse.Namespace) -> int:
+    with _open(args) as m:
+        report = m.repair(dry_run=args.dry_run)
+    if args.json:
+        print(json.dumps(report))
+        return 0
+    for r in report["wal_repairs"]:
+        print(
+            f"write-ahead log {r['wal_dir']}: {r['entries_trimmed']} entries nested too deep were "
+            f"trimmed when the store opened (original kept at {r['backup']})"
+        )
+    for name, ids in report["unreadable"].items():
+        verb = "would drop (dry run)" if args.dry_run else "dropped"
+        print(f"{name}: {verb} {len(ids)} unreadable points: {', '.join(ids[:10])}")
+    if not report["wal_repairs"] and not report["unreadable"]:
+        print("nothing to repair: every point of the store reads")
     return 0
 
 
@@ -371,7 +405,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if not keys.list_keys():
         print(f"no API keys in {keys.path}: mem-pipeline keys create --tenant T --user U", file=sys.stderr)
     with Memory(config=cfg) as m:
-        app = create_app(m, keys, max_body_bytes=args.max_body_kb * 1024)
+        app = create_app(m, keys, max_body_bytes=args.max_body_kb * 1024, docs=args.docs)
         uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
     return 0
 
@@ -445,6 +479,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_search)
     ls = sub.add_parser("list", parents=[scoped], help="list a user's facts")
     ls.add_argument("--all", action="store_true", help="include superseded facts")
+    ls.add_argument("--limit", type=int, default=None, help="facts per page (default: all of them)")
+    ls.add_argument("--cursor", default=None, help="the next page after this cursor (printed with --limit)")
     ls.set_defaults(func=cmd_list)
     f = sub.add_parser("forget", parents=[scoped], help="remove everything of a user")
     f.set_defaults(func=cmd_forget)
@@ -474,6 +510,13 @@ def build_parser() -> argparse.ArgumentParser:
     ri.add_argument("--tenant", default="default")
     ri.add_argument("--dry-run", action="store_true", help="only count the facts to rebuild")
     ri.set_defaults(func=cmd_reindex)
+    rep = sub.add_parser(
+        "repair",
+        parents=[common],
+        help="find points the engine cannot read (stores damaged by an older version) and drop them",
+    )
+    rep.add_argument("--dry-run", action="store_true", help="only report what would be dropped")
+    rep.set_defaults(func=cmd_repair)
     ch = sub.add_parser("chat", parents=[scoped], help="a terminal chat with memory (needs an LLM)")
     ch.add_argument("--limit", type=int, default=5, help="memories recalled per question")
     ch.set_defaults(func=cmd_chat)
@@ -483,6 +526,13 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--keys", default=None, help="API key file (default: api-keys.json beside the store)")
     sv.add_argument("--max-body-kb", type=int, default=256, help="request body limit (413 beyond)")
     sv.add_argument("--log-level", default="info")
+    sv.add_argument(
+        "--docs",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="serve Swagger UI at /docs (its assets load from a CDN; off by default). "
+        "The OpenAPI schema is always at /openapi.json",
+    )
     sv.set_defaults(func=cmd_serve)
     mc = sub.add_parser("mcp", parents=[common], help="the MCP server over stdio, for one fixed user")
     mc.add_argument("--user", default=None, help="the scope's user (default: MEM_PIPELINE_USER)")

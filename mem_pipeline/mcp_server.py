@@ -135,10 +135,19 @@ def create_server(memory: Memory, *, user_id: str, tenant: str = "default") -> M
         include_superseded: Annotated[
             bool, Field(description="Also list facts replaced by newer ones.")
         ] = False,
+        limit: Annotated[int, Field(ge=1, le=500, description="Facts per page.")] = 100,
+        cursor: Annotated[
+            str | None, Field(max_length=200, description="`next_cursor` of the previous page.")
+        ] = None,
     ) -> dict[str, Any]:
-        """List every stored fact about the user, oldest first, with ids (to review or forget)."""
-        facts = await run(lambda **kw: memory.get_all(include_invalid=include_superseded, **kw))
+        """List the stored facts about the user, oldest first, with ids (to review or forget),
+        a page at a time: pass `next_cursor` back as `cursor` while it is not null."""
+        page = await run(
+            lambda **kw: memory.page(include_invalid=include_superseded, limit=limit, cursor=cursor, **kw)
+        )
+        facts = page.facts
         return {
+            "next_cursor": page.next_cursor,
             "facts": [
                 {
                     "id": f.id,

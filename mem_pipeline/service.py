@@ -26,11 +26,13 @@ anything else              500
 
 # no `from __future__ import annotations`: FastAPI resolves the endpoints' annotations at runtime,
 # and they name local dependencies
+import logging
+import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import Depends, FastAPI, Path, Query, Request
+from fastapi import Depends, FastAPI, Path, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -51,6 +53,8 @@ from .memory import Memory
 from .models import AddResult, HistoryEvent, Scope, StoredFact
 
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "create_app"]
+
+log = logging.getLogger(__name__)
 
 DEFAULT_MAX_BODY_BYTES = 256 * 1024
 
@@ -164,7 +168,13 @@ _STATUS: list[tuple[type[MemPipelineError], int]] = [
     (StoreError, 503),
     (EmbedderError, 503),
 ]
+_HTTP_MESSAGES = {
+    400: "malformed request body (it must be JSON)",
+    404: "no such route",
+    405: "method not allowed on this route",
+}
 _HTTP_NAMES = {
+    400: "BadRequest",
     401: "Unauthorized",
     403: "Forbidden",
     404: "NotFound",
@@ -182,6 +192,26 @@ def _error(
 
 def status_of(e: MemPipelineError) -> int:
     return next((code for cls, code in _STATUS if isinstance(e, cls)), 500)
+
+
+def public_message(e: MemPipelineError) -> str:
+    """What a client is told. Errors about its own input carry our message; failures of the
+    store, the embedder, the LLM or the configuration are logged in full and answered with a
+    sentence that names no path, library or internal detail."""
+    if isinstance(e, ExtractionPendingError):
+        return f"extraction failed; the turns were kept as pending {e.pending_id} and will be retried"
+    if isinstance(e, (InvalidInputError, NotFoundError)):
+        return str(e)
+    log.error("%s: %s", type(e).__name__, e)
+    if isinstance(e, LLMError):
+        return "the LLM endpoint failed (see the server log)"
+    if isinstance(e, (StoreError, EmbedderError)):
+        return "the store is unavailable (see the server log)"
+    return "internal error (see the server log)"
+
+
+def _extra(e: MemPipelineError) -> dict[str, Any]:
+    return {"pending_id": e.pending_id} if isinstance(e, ExtractionPendingError) else {}
 
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
@@ -252,6 +282,103 @@ class BodyLimit:
         await self.app(scope, replay, send)
 
 
+# -- request shape and identity, before anything is parsed -----------------------------------
+_IDENTITY_PARAMS = ("user_id", "tenant")
+
+
+def _query_pairs(raw: bytes) -> list[tuple[str, str]] | None:
+    """The query string's (name, value) pairs decoded as strict UTF-8; None if any is not."""
+    out = []
+    for part in raw.split(b"&"):
+        if not part:
+            continue
+        name, _, value = part.partition(b"=")
+        try:
+            out.append(
+                (
+                    urllib.parse.unquote_to_bytes(name.replace(b"+", b" ")).decode("utf-8"),
+                    urllib.parse.unquote_to_bytes(value.replace(b"+", b" ")).decode("utf-8"),
+                )
+            )
+        except UnicodeDecodeError:
+            return None
+    return out
+
+
+def bearer_token(headers: list[tuple[bytes, bytes]]) -> str | None:
+    """The token of the one ``Authorization: Bearer`` header, else None."""
+    values = [v for k, v in headers if k.lower() == b"authorization"]
+    if len(values) != 1:
+        return None
+    scheme, _, token = values[0].decode("latin-1").partition(" ")
+    return token.strip() or None if scheme.lower() == "bearer" else None
+
+
+class RequestGuard:
+    """Pure ASGI middleware: refuse what must never reach an endpoint, before the body is read.
+
+    - more than one ``Authorization`` header (400: which one would be the identity?);
+    - a query string that is not valid UTF-8 (400: ``jos%E9`` and ``jos%E8`` must not both
+      decode to the same ``jos\ufffd`` user), or that repeats ``user_id`` or ``tenant`` (400);
+    - under ``/v1/`` and ``/ui/api/``, a missing, wrong or revoked key (401), so that a
+      malformed body never answers before the key is checked.
+    """
+
+    def __init__(self, app: _ASGIApp, keys: KeyStore, protected: tuple[str, ...] = ("/v1/",)) -> None:
+        self.app = app
+        self.keys = keys
+        self.protected = protected
+
+    async def __call__(self, scope: MutableMapping[str, Any], receive: _Receive, send: _Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = list(scope.get("headers") or [])
+        problem: tuple[int, str, str] | None = None
+        pairs = _query_pairs(scope.get("query_string") or b"")
+        raw_path = scope.get("raw_path")
+        if sum(1 for k, _ in headers if k.lower() == b"authorization") > 1:
+            problem = (400, "BadRequest", "send one Authorization header, not several")
+        elif pairs is None:
+            problem = (400, "BadRequest", "the query string is not valid UTF-8")
+        elif isinstance(raw_path, bytes) and not _utf8_path(raw_path):
+            problem = (400, "BadRequest", "the path is not valid UTF-8")
+        else:
+            names = [k for k, _ in pairs]
+            repeated = [n for n in _IDENTITY_PARAMS if names.count(n) > 1]
+            if repeated:
+                problem = (400, "BadRequest", f"the {repeated[0]} parameter is given more than once")
+            elif str(scope.get("path", "")).startswith(self.protected):
+                token = bearer_token(headers)
+                try:
+                    known = token is not None and self.keys.verify(token) is not None
+                except MemPipelineError as e:  # the key file cannot be read: say so, not where
+                    log.error("API keys: %s", e)
+                    problem = (503, "StoreError", "the API key store is unavailable (see the server log)")
+                else:
+                    if not known:
+                        problem = (401, "Unauthorized", _UNAUTHORIZED)
+        if problem is None:
+            await self.app(scope, receive, send)
+            return
+        status, kind, message = problem
+        extra = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+        resp = _error(status, kind, message, headers=extra)
+        await send({"type": "http.response.start", "status": status, "headers": resp.raw_headers})
+        await send({"type": "http.response.body", "body": resp.body})
+
+
+def _utf8_path(raw: bytes) -> bool:
+    try:
+        urllib.parse.unquote_to_bytes(raw).decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+_UNAUTHORIZED = "missing, wrong or revoked API key (Authorization: Bearer <key>)"
+
+
 # -- the app ----------------------------------------------------------------------------------
 def create_app(
     memory: Memory,
@@ -259,49 +386,67 @@ def create_app(
     *,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     title: str = "mem_pipeline",
+    docs: bool = False,
 ) -> FastAPI:
-    """The HTTP API over ``memory``, authenticated by ``keys``. The caller owns ``memory``."""
+    """The HTTP API over ``memory``, authenticated by ``keys``. The caller owns ``memory``.
+
+    ``docs``: serve Swagger UI at ``/docs`` (its scripts load from a CDN, so it is off unless
+    asked for); the OpenAPI schema is always at ``/openapi.json``."""
     app = FastAPI(
         title=title,
         version="1",
+        docs_url="/docs" if docs else None,
+        redoc_url=None,
         description=(__doc__ or "").split("\n\n")[1] + "\n\nAuthenticate with `Authorization: Bearer <key>` "
         "(`mem-pipeline keys create --tenant T --user U`).",
     )
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    app.add_middleware(RequestGuard, keys=keys)  # added last: runs first
     bearer = HTTPBearer(auto_error=False, description="an API key from `mem-pipeline keys create`")
 
     @app.exception_handler(MemPipelineError)
     async def _ours(request: Request, e: Exception) -> JSONResponse:
         assert isinstance(e, MemPipelineError)
-        extra: dict[str, Any] = {"pending_id": e.pending_id} if isinstance(e, ExtractionPendingError) else {}
-        return _error(status_of(e), type(e).__name__, str(e), **extra)
+        return _error(status_of(e), type(e).__name__, public_message(e), **_extra(e))
 
     @app.exception_handler(HTTPException)
     async def _http(request: Request, e: Exception) -> JSONResponse:
         assert isinstance(e, HTTPException)
-        return _error(e.status_code, _HTTP_NAMES.get(e.status_code, "HTTPError"), str(e.detail), e.headers)
+        # our own HTTPExceptions carry our words; the framework's 400 (a body that is not JSON)
+        # and 404/405 (no such route) get ours too
+        message = _HTTP_MESSAGES.get(e.status_code) or str(e.detail)
+        return _error(e.status_code, _HTTP_NAMES.get(e.status_code, "HTTPError"), message, e.headers)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, e: Exception) -> JSONResponse:
         assert isinstance(e, RequestValidationError)
-        errors = [{"loc": list(x.get("loc", ())), "msg": str(x.get("msg", ""))} for x in e.errors()]
+        # the field and pydantic's error code (a stable word such as "missing"), never its
+        # prose, its documentation links or the input echoed back
+        fields = [
+            {"loc": [str(p) for p in x.get("loc", ())], "problem": str(x.get("type", "invalid"))}
+            for x in e.errors()
+        ]
+        where = ", ".join(f"{'.'.join(f['loc'])}: {f['problem']}" for f in fields[:5])
         return JSONResponse(
-            {"detail": errors, "error": {"type": "InvalidInputError", "message": "invalid request"}},
+            {
+                "error": {
+                    "type": "InvalidInputError",
+                    "message": f"invalid request ({where})",
+                    "fields": fields,
+                }
+            },
             status_code=422,
         )
 
     @app.exception_handler(Exception)
     async def _crash(request: Request, e: Exception) -> JSONResponse:
+        log.exception("unexpected error on %s %s", request.method, request.url.path)
         return _error(500, "InternalError", "internal error (see the server log)")
 
     def principal(creds: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> ApiKey:
         key = keys.verify(creds.credentials) if creds is not None else None
         if key is None:
-            raise HTTPException(
-                401,
-                "missing, wrong or revoked API key (Authorization: Bearer <key>)",
-                headers={"WWW-Authenticate": "Bearer"},
-            )
+            raise HTTPException(401, _UNAUTHORIZED, headers={"WWW-Authenticate": "Bearer"})
         return key
 
     def scope(
@@ -378,11 +523,30 @@ def create_app(
 
     @app.get("/v1/memories", tags=["memories"], responses=_ERRORS)
     def list_memories(
-        who: Who, include_invalid: Annotated[bool, Query(description="include superseded facts")] = False
+        who: Who,
+        response: Response,
+        include_invalid: Annotated[bool, Query(description="include superseded facts")] = False,
+        limit: Annotated[int, Query(ge=1, le=1000, description="facts per page")] = 100,
+        cursor: Annotated[
+            str | None, Query(max_length=200, description="`X-Next-Cursor` of the previous page")
+        ] = None,
     ) -> list[FactOut]:
-        """Every fact of the scope, oldest first."""
-        facts = memory.get_all(user_id=who.user_id, tenant=who.tenant, include_invalid=include_invalid)
-        return [FactOut.of(f) for f in facts]
+        """The scope's facts, oldest first, a page at a time. When more remain, the response
+        carries `X-Next-Cursor` (pass it as `cursor`) and a `Link: <...>; rel="next"` header."""
+        page = memory.page(
+            user_id=who.user_id,
+            tenant=who.tenant,
+            include_invalid=include_invalid,
+            limit=limit,
+            cursor=cursor,
+        )
+        if page.next_cursor is not None:
+            response.headers["X-Next-Cursor"] = page.next_cursor
+            nxt = urllib.parse.urlencode(
+                {"limit": limit, "cursor": page.next_cursor, "include_invalid": str(include_invalid).lower()}
+            )
+            response.headers["Link"] = f'</v1/memories?{nxt}>; rel="next"'
+        return [FactOut.of(f) for f in page.facts]
 
     @app.get("/v1/memories/{fact_id}", tags=["memories"], responses={**_ERRORS, **_NOT_FOUND})
     def get(fact_id: FactId, who: Who) -> FactOut:
