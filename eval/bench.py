@@ -188,7 +188,7 @@ def floor_query(m: Memory, engine: str, vec: Any, user: str) -> None:
     if engine == "edge":
         import qdrant_edge as qe
 
-        from mem_pipeline._edge import _filter
+        from mem_pipeline.store._edge_types import qe_filter as _filter
 
         shard = client._shards[m.store.facts]  # type: ignore[union-attr]
         shard.query(

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from mem_pipeline._text import conflicting_specifics, third_person
 from mem_pipeline.embed import LocalEmbedder
+from mem_pipeline.text.voice import conflicting_specifics, third_person
 
 HERE = Path(__file__).parent
 

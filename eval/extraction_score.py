@@ -22,12 +22,13 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from mem_pipeline._text import conflicting_specifics, third_person
+from mem_pipeline._inputs import as_datetime as _as_datetime
 from mem_pipeline.embed import LocalEmbedder
-from mem_pipeline.extract import LLMExtractor, ground, grounding_sources
 from mem_pipeline.llm import LLMClient
-from mem_pipeline.memory import _as_datetime
 from mem_pipeline.models import Message
+from mem_pipeline.text.voice import conflicting_specifics, third_person
+from mem_pipeline.write.extract import LLMExtractor
+from mem_pipeline.write.ground import ground, grounding_sources
 
 HERE = Path(__file__).parent
 

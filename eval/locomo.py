@@ -28,6 +28,7 @@ from tqdm import tqdm
 from eval.retrieval import CATEGORY_NAMES, Scores, load, paired_bootstrap, timed
 from mem_pipeline import LocalEmbedder, Memory, MemoryConfig
 from mem_pipeline.models import Scope
+from mem_pipeline.read.query import dense_query
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -86,8 +87,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             for q in conv.questions[: args.questions or None]:
                 # embed the question once up front, so the three timed searches below compare
                 # the pipelines and not which one paid for the query embedding
-                mem._embed.embed_one(q.question)
-                mem._embed.embed_one(mem._dense_query(Scope.of(user), q.question)[0])
+                mem.parts.embed.embed_one(q.question)
+                mem.parts.embed.embed_one(dense_query(mem.parts, Scope.of(user), q.question)[0])
                 mem.config = base
                 r, ms = timed(lambda q=q, mem=mem, user=user, now=now: mem.search(
                     q.question, user_id=user, limit=max(ks), now=now))

@@ -12,8 +12,10 @@ import tempfile
 import time
 
 from eval.retrieval import load
-from mem_pipeline import LocalEmbedder, Memory, MemoryConfig, _text
+from mem_pipeline import LocalEmbedder, Memory, MemoryConfig
 from mem_pipeline import store as store_module
+from mem_pipeline.store import _payload
+from mem_pipeline.text import lexical
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -23,9 +25,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         m = Memory(config=MemoryConfig(path=f"{tmp}/s", engine=args.engine), embedder=LocalEmbedder())
-        current = (_text._AVG_LEN, store_module.LEXICAL_VERSION, store_module.TURN_LINKS_VERSION)
+        current = (lexical._AVG_LEN, lexical.LEXICAL_VERSION, _payload.TURN_LINKS_VERSION)
         # what version 1 wrote: the old length constant, no reply-link mark
-        _text._AVG_LEN, store_module.LEXICAL_VERSION, store_module.TURN_LINKS_VERSION = 16.0, 1, 0
+        lexical._AVG_LEN, lexical.LEXICAL_VERSION, _payload.TURN_LINKS_VERSION = 16.0, 1, 0
         try:
             n = 0
             for c in load(args.path):
@@ -34,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
                           infer=False, timestamp=t.when, metadata={"session": t.session})
                     n += 1
         finally:
-            _text._AVG_LEN, store_module.LEXICAL_VERSION, store_module.TURN_LINKS_VERSION = current
+            lexical._AVG_LEN, lexical.LEXICAL_VERSION, _payload.TURN_LINKS_VERSION = current
         t0 = time.perf_counter()
         counted = m.reindex(dry_run=True)
         t1 = time.perf_counter()

@@ -14,9 +14,9 @@ import time
 import uuid
 
 from mem_pipeline import store as store_module
-from mem_pipeline._edge import EdgeClient
 from mem_pipeline.models import Scope
 from mem_pipeline.store import QdrantStore
+from mem_pipeline.store._edge import EdgeClient
 
 
 def main(argv: list[str] | None = None) -> int:

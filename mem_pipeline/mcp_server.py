@@ -157,7 +157,7 @@ def create_server(memory: Memory, *, user_id: str, tenant: str = "default") -> M
                     "valid": f.is_valid,
                 }
                 for f in facts
-            ]
+            ],
         }
 
     @mcp.tool()

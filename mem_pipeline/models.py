@@ -24,6 +24,7 @@ __all__ = [
     "ScoreParts",
     "StoredFact",
     "Via",
+    "session_key",
     "validate_metadata",
 ]
 
@@ -53,6 +54,12 @@ class Category(str, enum.Enum):
     EVENT = "event"
     SKILL = "skill"
     OTHER = "other"
+
+
+def session_key(session: Any) -> str | int | None:
+    """A turn's ``metadata["session"]`` as turns are grouped by (anything but a string or an
+    int: no session)."""
+    return session if isinstance(session, (str, int)) and not isinstance(session, bool) else None
 
 
 def utcnow() -> datetime:

@@ -13,8 +13,8 @@ from typing import Any
 from qdrant_client import models
 
 from mem_pipeline import Memory
-from mem_pipeline._text import normalize_text
 from mem_pipeline.models import Scope
+from mem_pipeline.text.lexical import normalize_text
 
 
 def _rows(mem: Memory, collection: str, tenant: str, user: str) -> list[dict[str, Any]]:

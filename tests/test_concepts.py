@@ -84,7 +84,7 @@ def test_timeout_retry_backoff_scenario_across_processes(tmp_path, embedder, clo
     # "timed out" finds the concept "timeout" by name embedding
     assert "timeout" in m.search("it timed out", user_id="dev").query_concepts
     # ... only as a fallback: a query that names a concept exactly embeds no n-grams
-    found, rest = m._links.query_terms(Scope.of("dev"), "a timeout, then it timed out")
+    found, rest = m.parts.links.query_terms(Scope.of("dev"), "a timeout, then it timed out")
     assert found == {"timeout": 1.0} and rest == []
     # feedback: the backoff note helped -> backoff becomes a neighbour of timeout
     assert m.feedback([backoff], True, user_id="dev", query="timeout")["links"] >= 1

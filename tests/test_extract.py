@@ -2,9 +2,11 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from mem_pipeline._text import candidate_phrases, conflicting_specifics, normalize_concept
-from mem_pipeline.extract import OfflineExtractor, ground, guess_category
 from mem_pipeline.models import Category, Message
+from mem_pipeline.text.phrases import candidate_phrases, normalize_concept
+from mem_pipeline.text.voice import conflicting_specifics
+from mem_pipeline.write.ground import ground
+from mem_pipeline.write.offline import OfflineExtractor, guess_category
 
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
 

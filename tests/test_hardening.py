@@ -168,7 +168,7 @@ def test_a_store_damaged_by_an_older_version_opens_and_repairs(
 
 
 def test_an_engine_panic_becomes_our_error() -> None:
-    from mem_pipeline._edge import _Shard
+    from mem_pipeline.store._edge_types import Shard as _Shard
 
     class PanicException(BaseException):  # the binding's class has this name and base
         pass

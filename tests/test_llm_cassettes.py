@@ -20,8 +20,8 @@ import pytest
 import vcr
 
 from mem_pipeline import Memory, MemoryConfig
-from mem_pipeline.extract import ground, grounding_sources
 from mem_pipeline.models import Message
+from mem_pipeline.write.ground import ground, grounding_sources
 
 pytestmark = pytest.mark.llm
 

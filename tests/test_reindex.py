@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from mem_pipeline import Memory, _text
-from mem_pipeline import store as store_module
-from mem_pipeline._text import LEXICAL_VERSION, sparse_doc
+from mem_pipeline import Memory
 from mem_pipeline.cli import main
 from mem_pipeline.models import Scope
+from mem_pipeline.text import lexical
+from mem_pipeline.text.lexical import LEXICAL_VERSION, sparse_doc
 
 TURNS = [
     "We adopted a beagle called Biscuit last spring.",
@@ -25,8 +25,8 @@ def _write_as_old_version(m: Memory, user: str, monkeypatch: pytest.MonkeyPatch)
     """Add raw turns the way version 1 of the analysis did (average length 16, no version
     field on the fact)."""
     with monkeypatch.context() as mp:
-        mp.setattr(_text, "_AVG_LEN", 16.0)
-        mp.setattr(store_module, "LEXICAL_VERSION", 1)
+        mp.setattr(lexical, "_AVG_LEN", 16.0)
+        mp.setattr(lexical, "LEXICAL_VERSION", 1)
         ids = []
         for t in TURNS:
             res = m.add([{"role": "user", "content": t, "name": user}], user_id=user, infer=False)
@@ -53,9 +53,7 @@ def _current(text: str) -> list[tuple[int, float]]:
     return sorted(zip(idx, (round(v, 5) for v in vals)))
 
 
-def test_reindex_rebuilds_old_lexical_vectors_per_user_then_all(
-    open_memory, store_path, monkeypatch
-) -> None:
+def test_reindex_rebuilds_old_lexical_vectors_per_user_then_all(open_memory, store_path, monkeypatch) -> None:
     m = open_memory(store_path)
     ids_a = _write_as_old_version(m, "ann", monkeypatch)
     ids_b = _write_as_old_version(m, "bob", monkeypatch)

@@ -203,14 +203,14 @@ def test_speaker_boost_fires_on_a_possessive(mem, name) -> None:
 
 
 def test_question_words_are_not_lexical_terms() -> None:
-    from mem_pipeline._text import content_words
+    from mem_pipeline.text.lexical import content_words
 
     assert content_words("When did Mel recently mention painting?") == ["mel", "paint"]
     assert content_words("What happened, would you describe it?") == []
 
 
 def test_irregular_past_forms_read_as_their_verb() -> None:
-    from mem_pipeline._text import content_words
+    from mem_pipeline.text.lexical import content_words
 
     assert content_words("When did Sam meet Ana?") == ["sam", "meet", "ana"]
     assert content_words("I met Ana and we won; I bought it") == ["meet", "ana", "win", "buy"]
@@ -232,7 +232,7 @@ def test_a_question_in_the_present_finds_a_turn_in_the_past(mem) -> None:
 
 
 def test_lent_context_weighs_less_than_own_words() -> None:
-    from mem_pipeline._text import CONTEXT_MARK, as_context, sparse_doc
+    from mem_pipeline.text.lexical import CONTEXT_MARK, as_context, sparse_doc
 
     assert as_context("a\nb") == f"{CONTEXT_MARK}a\n{CONTEXT_MARK}b"
     own_idx, own_val = sparse_doc("kayak lake")
@@ -274,7 +274,7 @@ def _candidate(
 
 
 def test_fill_scores_gives_each_candidate_the_score_of_the_other_search() -> None:
-    from mem_pipeline.recall import fill_scores
+    from mem_pipeline.read.rank import fill_scores
 
     found_by_both = _candidate("a", 0.9, 3.0)
     lexical_only = _candidate("b", None, 5.0)
@@ -298,8 +298,8 @@ def test_fill_scores_gives_each_candidate_the_score_of_the_other_search() -> Non
 
 def test_a_turn_found_by_the_dense_search_alone_gets_its_lexical_score(mem) -> None:
     """The store scores the facts one search missed against the other query."""
-    from mem_pipeline._text import sparse_query
     from mem_pipeline.models import Scope
+    from mem_pipeline.text.lexical import sparse_query
 
     texts = ["The kayak trip on the lake was calm.", "We kayak on Sundays.", "The lake froze."]
     for t in texts:
@@ -307,10 +307,13 @@ def test_a_turn_found_by_the_dense_search_alone_gets_its_lexical_score(mem) -> N
     mem.add("Kayak kayak kayak!", user_id="other", infer=False)  # another user's fact is never scored
     ids = {h.text: h.id for h in mem.search("kayak lake", user_id="u", limit=5, reinforce=False).hits}
     other = mem.search("kayak", user_id="other", reinforce=False).hits[0].id
-    vec = mem._embed.embed_one("kayak lake")
+    vec = mem.parts.embed.embed_one("kayak lake")
     dense, lexical = mem.store.scores_of(
-        Scope.of("u"), dense=vec, dense_ids=[ids[texts[2]], other],
-        sparse=sparse_query("kayak lake"), sparse_ids=[*ids.values(), other],
+        Scope.of("u"),
+        dense=vec,
+        dense_ids=[ids[texts[2]], other],
+        sparse=sparse_query("kayak lake"),
+        sparse_ids=[*ids.values(), other],
     )
     assert set(dense) == {ids[texts[2]]} and -1 <= dense[ids[texts[2]]] <= 1
     assert set(lexical) == set(ids.values())  # each shares a term with the query; not "other"
@@ -318,7 +321,7 @@ def test_a_turn_found_by_the_dense_search_alone_gets_its_lexical_score(mem) -> N
 
 
 def test_date_ranges_in_questions() -> None:
-    from mem_pipeline._text import date_ranges
+    from mem_pipeline.text.dates import date_ranges
 
     def days(text: str) -> list[tuple[str, str]]:
         return [(a.date().isoformat(), b.date().isoformat()) for a, b in date_ranges(text, NOW)]
@@ -350,7 +353,7 @@ def test_named_date_ranks_that_days_turns_higher(mem, clock) -> None:
 
 
 def test_session_of_a_strong_match_lifts_its_other_turns() -> None:
-    from mem_pipeline.recall import rank
+    from mem_pipeline.read.rank import rank
 
     cands = [
         _candidate("strong", 0.9, session=1),
@@ -378,8 +381,16 @@ def test_concept_boost_counts_only_tags_the_text_does_not_say() -> None:
     from mem_pipeline.recall import Hit
 
     def hit(i: str, text: str, concepts: list[str]) -> Hit:
-        return Hit(id=i, text=text, score=1.0, source="semantic", category=Category.OTHER,
-                   concepts=concepts, metadata={}, created_at=NOW)
+        return Hit(
+            id=i,
+            text=text,
+            score=1.0,
+            source="semantic",
+            category=Category.OTHER,
+            concepts=concepts,
+            metadata={},
+            created_at=NOW,
+        )
 
     tagged = hit("tag", "We adopted a puppy from the shelter.", ["dog", "shelter"])
     repeats = hit("words", "I love painting landscapes.", ["painting"])
@@ -397,8 +408,18 @@ def test_a_smaller_limit_returns_the_first_hits_of_a_larger_one(mem) -> None:
     mem.config = mem.config.model_copy(update={"candidate_pool": 80})
 
     people = ["Ann", "Bob", "Cy", "Di"]
-    things = ["a red kayak", "the piano", "a sourdough starter", "the garden shed", "a used Vespa",
-              "the chess club", "a beagle puppy", "the night shift", "a trip to Kyoto", "the marathon"]
+    things = [
+        "a red kayak",
+        "the piano",
+        "a sourdough starter",
+        "the garden shed",
+        "a used Vespa",
+        "the chess club",
+        "a beagle puppy",
+        "the night shift",
+        "a trip to Kyoto",
+        "the marathon",
+    ]
     verbs = ["talked about", "is worried about", "finally sorted out", "keeps postponing"]
     for i, (p, t, v) in enumerate(itertools.product(people, things, verbs)):
         mem.add(
@@ -407,15 +428,20 @@ def test_a_smaller_limit_returns_the_first_hits_of_a_larger_one(mem) -> None:
             infer=False,
             metadata={"session": i // 12},
         )
-    for q in ["What did Ann do about the kayak?", "Who plays piano?", "When is the marathon?",
-              "What is Bob worried about?", "Kyoto trip"]:
+    for q in [
+        "What did Ann do about the kayak?",
+        "Who plays piano?",
+        "When is the marathon?",
+        "What is Bob worried about?",
+        "Kyoto trip",
+    ]:
         top20 = [h.id for h in mem.search(q, user_id="u", limit=20, reinforce=False, expand=False)]
         top5 = [h.id for h in mem.search(q, user_id="u", limit=5, reinforce=False, expand=False)]
         assert top5 == top20[:5], q
 
 
 def test_an_answer_gains_from_the_question_it_answers() -> None:
-    from mem_pipeline.recall import rank, reply_lift
+    from mem_pipeline.read.rank import rank, reply_lift
 
     cands = [
         _candidate("question", 0.9),
@@ -479,7 +505,7 @@ def test_an_answer_knows_the_question_it_answers(mem) -> None:
 
 
 def test_without_names() -> None:
-    from mem_pipeline._text import without_names
+    from mem_pipeline.text.phrases import without_names
 
     names = ["Mel", "Caroline", "Jon"]
     assert without_names("What did Mel paint?", names) == "What did paint?"
@@ -498,6 +524,7 @@ def test_a_query_naming_a_speaker_is_embedded_without_the_name(mem, embedder) ->
     import numpy as np
 
     from mem_pipeline.models import Scope
+    from mem_pipeline.read.query import dense_query
 
     turns = [
         ("Melanie", "Thanks, Caroline! You are amazing, Caroline."),
@@ -509,9 +536,9 @@ def test_a_query_naming_a_speaker_is_embedded_without_the_name(mem, embedder) ->
     assert sorted(mem.store.speakers(Scope.of("c"))) == ["Caroline", "Melanie"]  # this scope's only
     query = "What has Caroline been researching?"
     expected = ("What has been researching?", frozenset({"caroline"}))
-    assert mem._dense_query(Scope.of("c"), query)[:2] == expected
+    assert dense_query(mem.parts, Scope.of("c"), query)[:2] == expected
     other = "What has Pat been up to?"  # Pat speaks in another scope only
-    assert mem._dense_query(Scope.of("c"), other)[:2] == (other, frozenset())
+    assert dense_query(mem.parts, Scope.of("c"), other)[:2] == (other, frozenset())
 
     def cosine(a: str, b: str) -> float:
         va, vb = embedder.embed_batch([a, b])
@@ -523,31 +550,47 @@ def test_a_query_naming_a_speaker_is_embedded_without_the_name(mem, embedder) ->
     assert similarity == pytest.approx(cosine("What has been researching?", thanks), abs=1e-3)
     assert similarity < cosine(query, thanks) - 0.2  # the name alone made it look relevant
     mem.config = mem.config.model_copy(update={"dense_without_speakers": False})
-    assert mem._dense_query(Scope.of("c"), query)[:2] == (query, frozenset({"caroline"}))
+    assert dense_query(mem.parts, Scope.of("c"), query)[:2] == (query, frozenset({"caroline"}))
     mem.config = mem.config.model_copy(update={"speaker_boost": 0.0})
-    assert mem._dense_query(Scope.of("c"), query)[:2] == (query, frozenset())
+    assert dense_query(mem.parts, Scope.of("c"), query)[:2] == (query, frozenset())
 
 
 def test_questions_that_ask_when_and_texts_that_say_when() -> None:
-    from mem_pipeline._text import asks_when, says_when
+    from mem_pipeline.text.dates import asks_when, says_when
 
-    for q in ["When did Mel paint?", "So, when was that?", "What year did Jon start?",
-              "Which month is the race?", "How long ago did Jo move?", "Since when is Maya vegan?"]:
+    for q in [
+        "When did Mel paint?",
+        "So, when was that?",
+        "What year did Jon start?",
+        "Which month is the race?",
+        "How long ago did Jo move?",
+        "Since when is Maya vegan?",
+    ]:
         assert asks_when(q), q
     for q in ["What did Mel do when she was in Paris?", "What did Mel paint?", "Who came?"]:
         assert not asks_when(q), q
-    for t in ["I did it yesterday!", "We went last weekend.", "It was two weeks ago.", "On Friday.",
-              "In May we moved.", "Back in 2019.", "this past weekend", "Last summer was hot."]:
+    for t in [
+        "I did it yesterday!",
+        "We went last weekend.",
+        "It was two weeks ago.",
+        "On Friday.",
+        "In May we moved.",
+        "Back in 2019.",
+        "this past weekend",
+        "Last summer was hot.",
+    ]:
         assert says_when(t), t
     for t in ["I may go.", "The march was loud.", "I love painting.", "We have 2000 photos"]:
         assert not says_when(t), t
 
 
 def test_a_when_question_ranks_turns_that_say_when_higher() -> None:
-    from mem_pipeline.recall import rank
+    from mem_pipeline.read.rank import rank
 
-    cands = [_candidate("We finally adopted the puppy last week.", 0.5),
-             _candidate("We finally adopted the puppy, so happy.", 0.55)]
+    cands = [
+        _candidate("We finally adopted the puppy last week.", 0.5),
+        _candidate("We finally adopted the puppy, so happy.", 0.55),
+    ]
     kw = {"now": NOW, "half_lives": {}, "dense_weight": 1.0, "decay_floor": 1.0, "use_decay": False}
     cands.append(_candidate("floor", 0.0))
     assert rank(cands, **kw)[0].id == "We finally adopted the puppy, so happy."
@@ -557,29 +600,49 @@ def test_a_when_question_ranks_turns_that_say_when_higher() -> None:
 
 
 def test_questions_that_ask_for_a_name_and_texts_that_name_something() -> None:
-    from mem_pipeline._text import asks_name, names_something
+    from mem_pipeline.text.phrases import asks_name, names_something
 
-    for q in ("Where did Maya go in June?", "Which city did they move to?", "What book is Tim reading?",
-              "What European countries has Maria been to?", "what console does Nate own?"):
+    for q in (
+        "Where did Maya go in June?",
+        "Which city did they move to?",
+        "What book is Tim reading?",
+        "What European countries has Maria been to?",
+        "what console does Nate own?",
+    ):
         assert asks_name(q), q
-    for q in ("Who looks after the dog?", "What is the name of her cat?", "What did she eat?",
-              "When did Maya go to Kyoto?", "Which activity does he like?"):
+    for q in (
+        "Who looks after the dog?",
+        "What is the name of her cat?",
+        "What did she eat?",
+        "When did Maya go to Kyoto?",
+        "Which activity does he like?",
+    ):
         assert not asks_name(q), q
     people = ["Jon", "Gina"]
-    for t in ("We flew to Lisbon on Sunday.", 'I watched "Little Women" last night!',
-              "Hey Gina! I finally read a book by Patrick Rothfuss."):
+    for t in (
+        "We flew to Lisbon on Sunday.",
+        'I watched "Little Women" last night!',
+        "Hey Gina! I finally read a book by Patrick Rothfuss.",
+    ):
         assert names_something(t, people), t
-    for t in ("Hey Jon! Good to see you. Lost my job yesterday.", "Thanks, Gina! It was great.",
-              "I saw it on Sunday. It was in May", "Tofu is eleven.", "I'm so proud of it"):
+    for t in (
+        "Hey Jon! Good to see you. Lost my job yesterday.",
+        "Thanks, Gina! It was great.",
+        "I saw it on Sunday. It was in May",
+        "Tofu is eleven.",
+        "I'm so proud of it",
+    ):
         assert not names_something(t, people), t  # speakers, first words, weekdays, months
 
 
 def test_a_question_asking_for_a_name_ranks_turns_that_name_something_higher() -> None:
-    from mem_pipeline.recall import rank
+    from mem_pipeline.read.rank import rank
 
-    cands = [_candidate("We spent the holiday by the sea in Portugal.", 0.5),
-             _candidate("We spent the holiday by the sea, lovely.", 0.55),
-             _candidate("floor", 0.0)]
+    cands = [
+        _candidate("We spent the holiday by the sea in Portugal.", 0.5),
+        _candidate("We spent the holiday by the sea, lovely.", 0.55),
+        _candidate("floor", 0.0),
+    ]
     kw = {"now": NOW, "half_lives": {}, "dense_weight": 1.0, "decay_floor": 1.0, "use_decay": False}
     assert rank(cands, **kw)[0].id == "We spent the holiday by the sea, lovely."
     boosted = rank(cands, name_boost=0.2, **kw)
@@ -590,10 +653,13 @@ def test_a_question_asking_for_a_name_ranks_turns_that_name_something_higher() -
 
 
 def test_a_where_question_ranks_the_turn_naming_the_place_first(mem) -> None:
-    for text in ("Back from the holiday, the beach was lovely and the food great.",
-                 "The holiday beach was lovely, we stayed in Nazaré.",
-                 "Work has been busy this week.", "The pottery class with Ana was fun.",
-                 "The dog needs a walk."):
+    for text in (
+        "Back from the holiday, the beach was lovely and the food great.",
+        "The holiday beach was lovely, we stayed in Nazaré.",
+        "Work has been busy this week.",
+        "The pottery class with Ana was fun.",
+        "The dog needs a walk.",
+    ):
         mem.add([{"role": "user", "content": text, "name": "Ana"}], user_id="u", infer=False)
     query = "Where did Ana spend the beach holiday?"
     boosted = mem.search(query, user_id="u", reinforce=False).hits

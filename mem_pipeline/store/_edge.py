@@ -41,33 +41,40 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any, NamedTuple
+from typing import IO, Any
 
-import numpy as np
 import qdrant_edge as qe
 from qdrant_client import models
 
+from ..errors import StoreError, StoreLockedError
+from ._edge_types import (
+    BOOL_MIRROR,
+    NO_VECTOR,
+    SCHEMA,
+    EdgeCount,
+    EdgeRecord,
+    EdgeResponse,
+    EdgeScored,
+    Shard,
+    bools,
+    engine_call,
+    ids_of,
+    payload_selector,
+    qe_filter,
+    record,
+    strip_payload,
+    vector,
+    vector_selector,
+    vectors,
+    with_bools,
+)
 from ._wal import WalRepair, repair_wal
-from .errors import StoreError, StoreLockedError
 
 __all__ = ["EdgeClient", "EdgeRecord", "is_edge_store", "is_local_store", "secure_tree"]
 
 log = logging.getLogger(__name__)
-
-_NO_VECTOR = "_none"  # placeholder sparse vector of collections that hold payload only
-_BOOL = "__bool"  # mirror of the payload's booleans as 0/1 (see the module docstring)
-
-_SCHEMA = {
-    models.PayloadSchemaType.KEYWORD: qe.PayloadSchemaType.Keyword,
-    models.PayloadSchemaType.INTEGER: qe.PayloadSchemaType.Integer,
-    models.PayloadSchemaType.FLOAT: qe.PayloadSchemaType.Float,
-    models.PayloadSchemaType.BOOL: qe.PayloadSchemaType.Bool,
-    models.PayloadSchemaType.DATETIME: qe.PayloadSchemaType.Datetime,
-    models.PayloadSchemaType.UUID: qe.PayloadSchemaType.Uuid,
-}
 
 
 def is_edge_store(path: str | Path) -> bool:
@@ -99,170 +106,6 @@ def secure_tree(root: str | Path) -> None:
                 os.chmod(os.path.join(dirpath, f), 0o600)
 
 
-def _bools(payload: Mapping[str, Any]) -> dict[str, Any]:
-    """The booleans of ``payload`` as 0/1, in the same nesting (dicts only)."""
-    out: dict[str, Any] = {}
-    for k, v in payload.items():
-        if isinstance(v, bool):
-            out[k] = int(v)
-        elif isinstance(v, Mapping):
-            inner = _bools(v)
-            if inner:
-                out[k] = inner
-    return out
-
-
-def _with_bools(payload: Mapping[str, Any] | None) -> dict[str, Any]:
-    p = dict(payload or {})
-    mirror = _bools(p)
-    if mirror:
-        p[_BOOL] = mirror
-    return p
-
-
-def _condition(c: Any) -> Any:
-    if isinstance(c, models.Filter):
-        return _filter(c)
-    if isinstance(c, models.FieldCondition):
-        m = c.match
-        if isinstance(m, models.MatchValue) and isinstance(m.value, bool):
-            return qe.FieldCondition(key=f"{_BOOL}.{c.key}", match=qe.MatchValue(int(m.value)))
-        if isinstance(m, models.MatchValue):
-            return qe.FieldCondition(key=c.key, match=qe.MatchValue(m.value))
-        if isinstance(m, models.MatchAny):
-            return qe.FieldCondition(key=c.key, match=qe.MatchAny(list(m.any)))  # type: ignore[arg-type]
-        if m is None and isinstance(c.range, models.Range):
-            r = c.range
-            return qe.FieldCondition(key=c.key, range=qe.RangeFloat(gte=r.gte, gt=r.gt, lte=r.lte, lt=r.lt))
-    if isinstance(c, models.HasIdCondition):
-        return qe.HasIdCondition({str(i) for i in c.has_id})
-    raise StoreError(f"the edge engine does not translate the condition {c!r}")
-
-
-def _conds(items: Any) -> list[Any] | None:
-    if items is None:
-        return None
-    seq = items if isinstance(items, list) else [items]
-    return [_condition(c) for c in seq]
-
-
-def _filter(f: models.Filter | None) -> qe.Filter | None:
-    if f is None:
-        return None
-    return qe.Filter(must=_conds(f.must), should=_conds(f.should), must_not=_conds(f.must_not))
-
-
-def _vector(v: Any) -> Any:
-    if isinstance(v, models.SparseVector):
-        return qe.SparseVector(list(v.indices), [float(x) for x in v.values])
-    return np.asarray(v, dtype=np.float64).tolist()
-
-
-def _vectors(vec: Any) -> dict[str, Any]:
-    if not isinstance(vec, Mapping):
-        raise StoreError("the edge engine takes named vectors only")
-    return {name: _vector(v) for name, v in vec.items()}
-
-
-def _out_vector(v: Any) -> Any:
-    if isinstance(v, dict):
-        return {
-            k: models.SparseVector(indices=list(x.indices), values=list(x.values))
-            if isinstance(x, qe.SparseVector)
-            else x
-            for k, x in v.items()
-            if k != _NO_VECTOR
-        }
-    return v
-
-
-def _payload(p: dict[str, Any] | None) -> dict[str, Any] | None:
-    if p is not None:
-        p.pop(_BOOL, None)
-    return p
-
-
-class EdgeRecord(NamedTuple):
-    """A point as read: what the store reads of a ``models.Record``, without pydantic's cost
-    (validating models was the main cost of reading a user's points)."""
-
-    id: str
-    payload: dict[str, Any] | None
-    vector: Any
-
-
-class EdgeScored(NamedTuple):
-    id: str
-    score: float
-    payload: dict[str, Any] | None
-
-
-class EdgeResponse(NamedTuple):
-    points: list[EdgeScored]
-
-
-@dataclass(frozen=True, slots=True)
-class EdgeCount:
-    count: int
-
-
-def _record(r: Any) -> EdgeRecord:
-    return EdgeRecord(str(r.id), _payload(r.payload), _out_vector(r.vector))
-
-
-def _with_payload(w: Any) -> Any:
-    if isinstance(w, models.PayloadSelectorExclude):
-        return qe.PayloadSelector.Exclude(list(w.exclude))
-    if isinstance(w, models.PayloadSelectorInclude):
-        return qe.PayloadSelector.Include(list(w.include))
-    return bool(w)
-
-
-def _with_vector(with_vectors: bool | Sequence[str]) -> bool | list[str]:
-    return with_vectors if isinstance(with_vectors, bool) else list(with_vectors)
-
-
-def _ids(selector: Any) -> list[str]:
-    if isinstance(selector, models.PointIdsList):
-        return [str(i) for i in selector.points]
-    return [str(i) for i in selector]
-
-
-def _is_panic(e: BaseException) -> bool:
-    """A Rust panic in the binding: pyo3's ``PanicException`` derives from ``BaseException``
-    (so ``except Exception`` misses it) and cannot be imported by name."""
-    return type(e).__name__ == "PanicException"
-
-
-@contextlib.contextmanager
-def _engine(what: str) -> Iterator[None]:
-    """Translate a panic of the engine into :class:`StoreError` where it enters: no caller has
-    to know that a ``BaseException`` can come out of a store call."""
-    try:
-        yield
-    except Exception:
-        raise
-    except BaseException as e:
-        if not _is_panic(e):
-            raise
-        raise StoreError(f"the storage engine failed while {what} (an internal panic)") from None
-
-
-class _Shard:
-    """An ``EdgeShard`` whose calls raise :class:`StoreError` instead of a panic."""
-
-    def __init__(self, shard: qe.EdgeShard, name: str) -> None:
-        self._shard = shard
-        self._name = name
-
-    def __getattr__(self, attr: str) -> Any:
-        fn = getattr(self._shard, attr)
-
-        def call(*args: Any, **kw: Any) -> Any:
-            with _engine(f"calling {attr} on {self._name}"):
-                return fn(*args, **kw)
-
-        return call
 
 
 class EdgeClient:
@@ -287,7 +130,7 @@ class EdgeClient:
                 "Qdrant server and pass url= (QDRANT_URL)."
             ) from e
         self._meta_path = self.root / "collections.json"
-        self._shards: dict[str, _Shard] = {}
+        self._shards: dict[str, Shard] = {}
         self._guard = threading.Lock()
         #: WAL repairs made while opening (see ``_wal``): what was trimmed, where the copy is
         self.repairs: list[WalRepair] = []
@@ -302,13 +145,13 @@ class EdgeClient:
             raise
         secure_tree(self.root.parent)
 
-    def _load(self, name: str) -> _Shard:
+    def _load(self, name: str) -> Shard:
         """Load a shard; if its write-ahead log cannot be read because an entry nests too
         deep (written before metadata was validated), trim that entry and load again."""
         path = self.root / name
         try:
-            with _engine(f"opening {name}"):
-                return _Shard(qe.EdgeShard.load(str(path), self._config(self._meta[name])), name)
+            with engine_call(f"opening {name}"):
+                return Shard(qe.EdgeShard.load(str(path), self._config(self._meta[name])), name)
         except Exception as e:
             if "WAL" not in str(e) or not (path / "wal").is_dir():
                 raise
@@ -324,8 +167,8 @@ class EdgeClient:
                 report.backup,
             )
             self.repairs.append(report)
-        with _engine(f"opening {name}"):
-            return _Shard(qe.EdgeShard.load(str(path), self._config(self._meta[name])), name)
+        with engine_call(f"opening {name}"):
+            return Shard(qe.EdgeShard.load(str(path), self._config(self._meta[name])), name)
 
     # -- collections --------------------------------------------------------------------------
     def _config(self, spec: Mapping[str, Any]) -> qe.EdgeConfig:
@@ -335,7 +178,7 @@ class EdgeClient:
         }
         sparse = {n: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf) for n in spec.get("sparse", [])}
         if not dense and not sparse:
-            sparse = {_NO_VECTOR: qe.EdgeSparseVectorParams()}
+            sparse = {NO_VECTOR: qe.EdgeSparseVectorParams()}
         # payloads cached in memory: with the default (cold, read from disk per request) reading
         # the payloads of 40 hits cost 1.0 ms of a 1.1 ms query at 10k facts; cached, 0.4 ms
         return qe.EdgeConfig(
@@ -352,7 +195,7 @@ class EdgeClient:
             fh.write(json.dumps(self._meta, indent=1, sort_keys=True))
         os.replace(tmp, self._meta_path)
 
-    def _shard(self, name: str) -> _Shard:
+    def _shard(self, name: str) -> Shard:
         try:
             return self._shards[name]
         except KeyError:
@@ -399,9 +242,9 @@ class EdgeClient:
             shard_dir = self.root / collection_name
             if shard_dir.exists():  # a create interrupted before the metadata was written
                 shutil.rmtree(shard_dir)
-            with _engine(f"creating {collection_name}"):
+            with engine_call(f"creating {collection_name}"):
                 shard = qe.EdgeShard.create(str(shard_dir), self._config(spec))
-            self._shards[collection_name] = _Shard(shard, collection_name)
+            self._shards[collection_name] = Shard(shard, collection_name)
             self._meta[collection_name] = spec
             self._save_meta()
         return True
@@ -414,17 +257,17 @@ class EdgeClient:
     ) -> None:
         schema: Any
         if field_schema == models.PayloadSchemaType.BOOL:  # filters use the 0/1 mirror
-            field_name, field_schema = f"{_BOOL}.{field_name}", models.PayloadSchemaType.INTEGER
+            field_name, field_schema = f"{BOOL_MIRROR}.{field_name}", models.PayloadSchemaType.INTEGER
         if isinstance(field_schema, models.KeywordIndexParams):
             schema = qe.KeywordIndexParams(is_tenant=bool(field_schema.is_tenant))
         else:
-            schema = _SCHEMA[field_schema]
+            schema = SCHEMA[field_schema]
         self._shard(collection_name).update(qe.UpdateOperation.create_field_index(field_name, schema))
 
     # -- writes -------------------------------------------------------------------------------
     def upsert(self, collection_name: str, points: Sequence[models.PointStruct], wait: bool = True) -> None:
         pts = [
-            qe.Point(id=str(p.id), vector=_vectors(p.vector), payload=_with_bools(p.payload)) for p in points
+            qe.Point(id=str(p.id), vector=vectors(p.vector), payload=with_bools(p.payload)) for p in points
         ]
         self._shard(collection_name).update(qe.UpdateOperation.upsert_points(pts))
 
@@ -434,23 +277,23 @@ class EdgeClient:
         ids: list[qe.PointId] = [str(i) for i in points]
         shard = self._shard(collection_name)
         shard.update(qe.UpdateOperation.set_payload(ids, dict(payload)))
-        mirror = _bools(payload)
-        stale = [f"{_BOOL}.{k}" for k in payload if k not in mirror]
+        mirror = bools(payload)
+        stale = [f"{BOOL_MIRROR}.{k}" for k in payload if k not in mirror]
         if stale:  # a key that held booleans before may hold none now
             shard.update(qe.UpdateOperation.delete_payload(ids, stale))
         if mirror:  # merged into the existing mirror, key by key
-            shard.update(qe.UpdateOperation.set_payload(ids, mirror, key=_BOOL))
+            shard.update(qe.UpdateOperation.set_payload(ids, mirror, key=BOOL_MIRROR))
 
     def update_vectors(
         self, collection_name: str, points: Sequence[models.PointVectors], wait: bool = True
     ) -> None:
-        pvs = [qe.PointVectors(str(p.id), _vectors(p.vector)) for p in points]
+        pvs = [qe.PointVectors(str(p.id), vectors(p.vector)) for p in points]
         self._shard(collection_name).update(qe.UpdateOperation.update_vectors(pvs))
 
     def delete_vectors(
         self, collection_name: str, vectors: Sequence[str], points: models.PointIdsList, wait: bool = True
     ) -> None:
-        op = qe.UpdateOperation.delete_vectors(list(_ids(points)), list(vectors))
+        op = qe.UpdateOperation.delete_vectors(list(ids_of(points)), list(vectors))
         self._shard(collection_name).update(op)
 
     def delete(
@@ -461,11 +304,11 @@ class EdgeClient:
     ) -> None:
         shard = self._shard(collection_name)
         if isinstance(points_selector, models.FilterSelector):
-            flt = _filter(points_selector.filter)
+            flt = qe_filter(points_selector.filter)
             assert flt is not None
             shard.update(qe.UpdateOperation.delete_points_by_filter(flt))
         else:
-            shard.update(qe.UpdateOperation.delete_points(list(_ids(points_selector))))
+            shard.update(qe.UpdateOperation.delete_points(list(ids_of(points_selector))))
 
     # -- reads --------------------------------------------------------------------------------
     def retrieve(
@@ -476,9 +319,9 @@ class EdgeClient:
         with_vectors: bool | Sequence[str] = False,
     ) -> list[EdgeRecord]:
         recs = self._shard(collection_name).retrieve(
-            [str(i) for i in ids], _with_payload(with_payload), _with_vector(with_vectors)
+            [str(i) for i in ids], payload_selector(with_payload), vector_selector(with_vectors)
         )
-        return [_record(r) for r in recs]
+        return [record(r) for r in recs]
 
     def scroll(
         self,
@@ -498,13 +341,13 @@ class EdgeClient:
             qe.ScrollRequest(
                 offset=None if offset is None else str(offset),
                 limit=limit,
-                filter=_filter(scroll_filter),
-                with_payload=_with_payload(with_payload),
-                with_vector=_with_vector(with_vectors),
+                filter=qe_filter(scroll_filter),
+                with_payload=payload_selector(with_payload),
+                with_vector=vector_selector(with_vectors),
                 order_by=ob,
             )
         )
-        return [_record(r) for r in recs], (None if nxt is None else str(nxt))
+        return [record(r) for r in recs], (None if nxt is None else str(nxt))
 
     def query_batch_points(
         self, collection_name: str, requests: Sequence[models.QueryRequest]
@@ -516,15 +359,15 @@ class EdgeClient:
             reqs.append(
                 qe.QueryRequest(
                     limit=int(r.limit or 10),
-                    query=qe.Query.Nearest(_vector(r.query), using=r.using),
-                    filter=_filter(r.filter),
-                    with_payload=_with_payload(r.with_payload),
+                    query=qe.Query.Nearest(vector(r.query), using=r.using),
+                    filter=qe_filter(r.filter),
+                    with_payload=payload_selector(r.with_payload),
                     score_threshold=r.score_threshold,
                 )
             )
         results = self._shard(collection_name).query_batch(qe.QueryBatchRequest(reqs))
         return [
-            EdgeResponse([EdgeScored(str(p.id), float(p.score), _payload(p.payload)) for p in res])
+            EdgeResponse([EdgeScored(str(p.id), float(p.score), strip_payload(p.payload)) for p in res])
             for res in results
         ]
 
@@ -536,7 +379,7 @@ class EdgeClient:
         limit: int = 10,
         exact: bool = False,
     ) -> models.FacetResponse:
-        req = qe.FacetRequest(key=key, limit=int(limit), exact=exact, filter=_filter(facet_filter))
+        req = qe.FacetRequest(key=key, limit=int(limit), exact=exact, filter=qe_filter(facet_filter))
         res = self._shard(collection_name).facet(req)
         hits = [models.FacetValueHit(value=h.value, count=int(h.count)) for h in res.hits]
         return models.FacetResponse(hits=hits)
@@ -544,7 +387,7 @@ class EdgeClient:
     def count(
         self, collection_name: str, count_filter: models.Filter | None = None, exact: bool = True
     ) -> EdgeCount:
-        n = self._shard(collection_name).count(qe.CountRequest(exact=exact, filter=_filter(count_filter)))
+        n = self._shard(collection_name).count(qe.CountRequest(exact=exact, filter=qe_filter(count_filter)))
         return EdgeCount(n)
 
     # -- lifecycle --------------------------------------------------------------------------

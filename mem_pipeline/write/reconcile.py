@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from ._text import conflicting_specifics, third_person
-from .llm import LLMClient, render_prompt
-from .models import ExtractedFact, ReconcileOutput, StoredFact
+from ..llm import LLMClient, render_prompt
+from ..models import ExtractedFact, ReconcileOutput, StoredFact
+from ..text.voice import conflicting_specifics, third_person
 
 __all__ = ["Decision", "LLMReconciler", "Reconciler", "has_correction_cue", "offline_decision"]
 

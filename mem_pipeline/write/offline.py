@@ -1,48 +1,18 @@
-"""Extractors turn conversation turns into candidate facts; grounding rejects invented ones.
-
-Two extractors share one shape, ``extract(messages, now) -> Extraction``:
-
-- :class:`OfflineExtractor` (no LLM): rules, described honestly in its docstring;
-- :class:`LLMExtractor` (see ``llm``): one structured LLM call per ``add``.
-"""
+"""The offline extractor: facts from user messages by rules, with no LLM; honest about what
+it cannot do (its docstring)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
 
-from ._text import STOPWORDS, candidate_phrases, content_words, split_sentences, stem, tokens
-from .llm import LLMClient, render_prompt
-from .models import Category, ExtractedFact, ExtractionOutput, Message
+from ..models import Category, ExtractedFact, Message
+from ..text.lexical import content_words, split_sentences, tokens
+from ..text.phrases import candidate_phrases
+from .extract import Extraction
 
-__all__ = [
-    "Extraction",
-    "Extractor",
-    "LLMExtractor",
-    "OfflineExtractor",
-    "ground",
-    "grounding_sources",
-    "guess_category",
-]
-
-
-@dataclass
-class Extraction:
-    facts: list[ExtractedFact]
-    llm_calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    notes: list[str] = field(default_factory=list)
-
-
-class Extractor(Protocol):
-    name: str
-
-    def extract(self, messages: Sequence[Message], now: datetime) -> Extraction: ...
-
+__all__ = ["OfflineExtractor", "guess_category"]
 
 _GREETING = re.compile(
     r"^\s*(hi|hello|hey|hiya|yo|thanks|thank you|thx|cheers|good (morning|afternoon|evening|night)"
@@ -56,7 +26,7 @@ _QUESTION_START = re.compile(
     r"are|am|was|were|have|has|shall|may|might)\b",
     re.IGNORECASE,
 )
-_FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|i'll|me|my|mine|we|our|us)\b", re.IGNORECASE)
+
 
 # Category rules: the first rule whose pattern matches wins. Transparent on purpose.
 _CATEGORY_RULES: list[tuple[Category, re.Pattern[str]]] = [
@@ -198,148 +168,3 @@ class OfflineExtractor:
 
 # Words an extractor may add when it rewrites "I like tea" as "The user likes tea": they need
 # no support in the turn.
-_FREE_WORDS = frozenset(
-    stem(w)
-    for w in [
-        "user",
-        "users",
-        "person",
-        "people",
-        "someone",
-        "they",
-        "their",
-        "them",
-        "he",
-        "she",
-        "his",
-        "her",
-        "named",
-        "name",
-        "called",
-        "said",
-        "says",
-        "mentioned",
-        "stated",
-        "states",
-        "currently",
-        "now",
-        "also",
-        "has",
-        "have",
-        "having",
-        "is",
-        "was",
-        "were",
-        "being",
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-        "monday",
-        "tuesday",
-        "wednesday",
-        "thursday",
-        "friday",
-        "saturday",
-        "sunday",
-    ]
-)
-
-
-def ground(fact_text: str, source_texts: Sequence[str], *, min_support: float = 0.6) -> str | None:
-    """Reject a fact whose content words are not supported by the source turns.
-
-    Returns ``None`` when the fact is grounded, else the reason. A word is supported when its
-    stem occurs in the sources; the user's pronouns, "the user", month and weekday names (from
-    resolved dates) and digits are free. At least ``min_support`` of the remaining content
-    words, and at least one, must be supported.
-    """
-    src = set()
-    for t in source_texts:
-        src.update(content_words(t))
-    words = [w for w in content_words(fact_text) if w not in _FREE_WORDS and not w.isdigit()]
-    words = [w for w in words if w not in STOPWORDS]
-    if not words:
-        return "the fact has no content words"
-    supported = [w for w in words if w in src]
-    share = len(supported) / len(words)
-    if not supported or share < min_support:
-        missing = sorted(set(words) - set(supported))
-        return (
-            f"only {len(supported)}/{len(words)} content words occur in the user's turns "
-            f"(unsupported: {', '.join(missing[:8])})"
-        )
-    # reject a first-person paraphrase of someone else's words? No: only user turns are passed
-    _ = _FIRST_PERSON
-    return None
-
-
-_CONFIRM = re.compile(
-    r"^\s*(yes|yeah|yep|sure|ok|okay|please do|do it|go ahead|sounds good|perfect|great|"
-    r"book (it|that)|that works|let'?s do (it|that))\b",
-    re.IGNORECASE,
-)
-
-
-def grounding_sources(messages: Sequence[Message]) -> list[str]:
-    """The texts a fact may rest on: the user's turns, and an assistant turn the user
-    explicitly confirmed in the next turn ("Yes, book that")."""
-    out = []
-    for i, m in enumerate(messages):
-        if m.role == "user":
-            out.append(m.content)
-        elif m.role == "assistant" and i + 1 < len(messages):
-            nxt = messages[i + 1]
-            if nxt.role == "user" and _CONFIRM.match(nxt.content):
-                out.append(m.content)
-    return out
-
-
-class LLMExtractor:
-    """One LLM call per ``add``: ``prompts/extract_facts.md`` -> :class:`ExtractionOutput`."""
-
-    name = "llm"
-
-    def __init__(self, llm: LLMClient) -> None:
-        self.llm = llm
-
-    def extract(self, messages: Sequence[Message], now: datetime) -> Extraction:
-        import json
-
-        turns = [
-            {"n": i, "role": m.role, **({"name": m.name} if m.name else {}), "content": m.content}
-            for i, m in enumerate(messages)
-        ]
-        prompt = render_prompt(
-            "extract_facts",
-            today=now.date().isoformat(),
-            turn_time=now.strftime("%A %Y-%m-%d %H:%M %Z").strip(),
-            turns=json.dumps(turns, ensure_ascii=False, indent=1),
-        )
-        out = self.llm.complete(ExtractionOutput, prompt)
-        user_turns = {i for i, m in enumerate(messages) if m.role == "user"}
-        facts = []
-        for f in out.value.facts:
-            src = [t for t in f.source_turns if 0 <= t < len(messages)]
-            facts.append(
-                ExtractedFact(
-                    text=f.text.strip(),
-                    category=f.category,
-                    concepts=f.concepts,
-                    source_turns=src or sorted(user_turns)[:1],
-                )
-            )
-        return Extraction(
-            facts=facts,
-            llm_calls=out.calls,
-            prompt_tokens=out.prompt_tokens,
-            completion_tokens=out.completion_tokens,
-        )

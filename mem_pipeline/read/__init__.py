@@ -1,0 +1,137 @@
+"""The read path: where a question goes on ``search``.
+
+::
+
+    analyse    speakers it names, dates, "when" / name questions, the user's concepts it names
+               (``query``: one frozen :class:`~mem_pipeline.read.query.Query`)
+    candidates dense + lexical search over the scope, each candidate scored by both signals
+    rank       relevance x decay x reinforcement, with the query's boosts (``rank``, pure)
+    concepts   hits tagged with a concept the query names rank higher (``concepts``)
+    associate  facts reached only through concept links, after the direct hits (``associate``)
+    -> Recall  scored hits, explained; ``Recall.to_prompt()`` the data block (``recall``)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from typing import Any
+
+from .._parts import Parts
+from ..concepts import boost_by_concepts
+from ..models import Scope
+from ..recall import Recall
+from ..store import Candidate, VectorLike
+from .associate import associate
+from .query import Query, analyse
+from .rank import fill_scores, rank
+
+__all__ = ["Reader"]
+
+
+class Reader:
+    """The read path of one :class:`~mem_pipeline.Memory` (see the module docstring)."""
+
+    def __init__(self, parts: Parts) -> None:
+        self.parts = parts
+        self._pool: ThreadPoolExecutor | None = None
+
+    def _helper(self) -> ThreadPoolExecutor:
+        """One worker thread for work that can overlap a search (n-gram embedding)."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mem_pipeline")
+        return self._pool
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+
+    def search(
+        self,
+        scope: Scope,
+        text: str,
+        *,
+        limit: int,
+        at: datetime,
+        filters: Mapping[str, Any] | None = None,
+        include_invalid: bool = False,
+        reinforce: bool | None = None,
+        expand: bool | None = None,
+    ) -> Recall:
+        """See ``Memory.search`` (arguments already checked)."""
+        parts, cfg = self.parts, self.parts.config
+        # the query's concepts feed the concept boost and the expansion; with both off,
+        # matching them (which may embed query n-grams) would be work for nothing
+        expanding = cfg.expand_links if expand is None else expand
+        use_concepts = bool(cfg.concept_boost or expanding)
+        q = analyse(parts, scope, text, at, use_concepts=use_concepts)
+        vec = parts.embed.embed_one(q.dense_text)
+        with parts.lock:
+            # embedding the n-grams left to match by name runs beside the search and ranking
+            # below (the model releases the GIL; on 2 cores this hides most of its cost)
+            grams = self._helper().submit(parts.embed.embed, list(q.grams)) if q.grams else None
+            cands = self._candidates(
+                scope, q, vec, max(limit * 4, cfg.candidate_pool), filters, include_invalid
+            )
+            ranked = rank(
+                cands,
+                now=at,
+                half_lives=cfg.half_lives_days,
+                dense_weight=cfg.dense_weight,
+                decay_floor=cfg.decay_floor,
+                use_decay=cfg.use_decay,
+                named_speakers=q.named,
+                speaker_boost=cfg.speaker_boost,
+                dates=q.dates,
+                date_boost=cfg.date_boost,
+                session_boost=cfg.session_boost,
+                reply_boost=cfg.reply_boost,
+                when_boost=cfg.when_boost if q.asks_when else 0.0,
+                name_boost=cfg.name_boost if q.asks_name else 0.0,
+                people=q.people,
+            )
+            qc = (
+                parts.links.name_matches(scope, dict(q.concepts), grams.result() if grams else None)
+                if use_concepts
+                else {}
+            )
+            if qc and cfg.concept_boost:
+                spec = parts.links.specificity(scope, list(qc))
+                ranked = boost_by_concepts(ranked, {c: w * spec[c] for c, w in qc.items()}, cfg.concept_boost)
+            hits = ranked[:limit]
+            if hits and (cfg.reinforce_on_recall if reinforce is None else reinforce):
+                by_id = {c.fact.id: c.fact for c in cands}
+                for h in hits:
+                    parts.store.set_fact_fields(h.id, {"recalls": by_id[h.id].recalls + 1})
+            if not expanding or not qc:
+                return Recall(query=text, hits=hits, query_concepts=qc)
+            seen = {c.fact.id: c.fact for c in cands}
+            assoc, expanded = associate(parts, scope, {h.id for h in hits}, at, qc, seen)
+            return Recall(query=text, hits=[*hits, *assoc], query_concepts=qc, expanded_concepts=expanded)
+
+    def _candidates(
+        self,
+        scope: Scope,
+        q: Query,
+        vec: VectorLike,
+        pool: int,
+        filters: Mapping[str, Any] | None,
+        include_invalid: bool,
+    ) -> list[Candidate]:
+        """The dense and lexical searches' candidates, each with both scores: a candidate found
+        by one search alone gets its true score from the other, so that min-max scales both
+        signals over the same candidates (see ``rank.fill_scores``)."""
+        store = self.parts.store
+        cands = store.search(
+            scope, dense=vec, sparse=q.sparse, limit=pool, filters=filters, include_invalid=include_invalid
+        )
+        no_dense = [c.fact.id for c in cands if c.dense is None]
+        no_lexical = [c.fact.id for c in cands if c.lexical is None] if q.sparse else []
+        if no_dense or no_lexical:
+            dense_of, lexical_of = store.scores_of(
+                scope, dense=vec, dense_ids=no_dense, sparse=q.sparse, sparse_ids=no_lexical
+            )
+            fill_scores(cands, dense=dense_of, lexical=lexical_of)
+        return cands

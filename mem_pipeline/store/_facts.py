@@ -1,0 +1,415 @@
+"""Facts: writing facts and their vectors, the lexical index of a turn and its rebuilds, reading
+facts back (by id, by scope, a page at a time), and the dense + lexical search."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from qdrant_client import models
+
+from ..errors import EmbedderMismatchError
+from ..models import Scope, StoredFact
+from ..text import lexical
+from ..text.lexical import sparse_doc
+from ._collections import VALID, StoreBase, in_scope, metadata_conditions, scope_filter, user_filter
+from ._payload import (
+    BRIEF_PAYLOAD,
+    HIT_PAYLOAD,
+    TURN_LINKS_VERSION,
+    Candidate,
+    VectorLike,
+    fact_to_payload,
+    payload_to_fact,
+    repeat_key,
+)
+
+__all__ = ["FactStore"]
+
+
+class FactStore(StoreBase):
+    """Facts and raw turns in the ``facts`` collection."""
+
+    def upsert_facts(
+        self,
+        items: Sequence[tuple[StoredFact, VectorLike, str, str]],
+    ) -> None:
+        """Write facts: (fact, dense vector of ``embed_text``, ``embed_text``, ``index_text``).
+
+        The sparse (lexical) vector is built here from ``index_text``.
+        """
+        points = []
+        for fact, dense, embed_text, index_text in items:
+            idx, vals = sparse_doc(index_text)
+            if len(dense) != self.dimensions:
+                raise EmbedderMismatchError(
+                    f"vector of {len(dense)} dims for a collection of {self.dimensions}"
+                )
+            vec: dict[str, Any] = {"dense": [float(x) for x in dense]}
+            if idx:
+                vec["lexical"] = models.SparseVector(indices=idx, values=vals)
+            points.append(
+                models.PointStruct(
+                    id=fact.id, vector=vec, payload=fact_to_payload(fact, embed_text, index_text)
+                )
+            )
+        if points:
+            with self._translate("writing facts"):
+                self.client.upsert(self.facts, points=points, wait=True)
+
+    def recent_raw(self, scope: Scope, session: Any, limit: int) -> list[dict[str, Any]]:
+        """The last ``limit`` raw turns of this scope (and session, when given), newest first."""
+        conds: list[models.Condition] = [
+            models.FieldCondition(key="origin", match=models.MatchValue(value="raw")),
+            VALID,
+        ]
+        if session is not None:
+            conds.append(
+                models.FieldCondition(key="metadata.session", match=models.MatchValue(value=session))
+            )
+        with self._translate("reading recent turns"):
+            recs, _ = self.client.scroll(
+                self.facts,
+                scroll_filter=scope_filter(scope, *conds),
+                limit=limit,
+                order_by=models.OrderBy(key="ingest_ns", direction=models.Direction.DESC),
+                with_payload=True,
+            )
+        return [{"id": str(r.id), **(r.payload or {})} for r in recs]
+
+    def set_lexical(self, fact_id: str, index_text: str, fields: Mapping[str, Any]) -> None:
+        """Replace a fact's lexical vector and indexed text (turn context grew)."""
+        self._write_lexical([(fact_id, index_text)], {"index_text": index_text, **fields})
+
+    def _write_lexical(self, items: Sequence[tuple[str, str]], fields: Mapping[str, Any]) -> None:
+        """Build the lexical vector of each (fact id, index text) with the current analysis; a
+        text without content words has none. ``fields`` (and the analysis version) are set on
+        every one of the facts."""
+        vectors, emptied = [], []
+        for fid, text in items:
+            idx, vals = sparse_doc(text)
+            if idx:
+                vectors.append(
+                    models.PointVectors(
+                        id=fid, vector={"lexical": models.SparseVector(indices=idx, values=vals)}
+                    )
+                )
+            else:
+                emptied.append(fid)
+        with self._translate("updating lexical vectors"):
+            if vectors:
+                self.client.update_vectors(self.facts, points=vectors, wait=True)
+            if emptied:
+                gone = models.PointIdsList(points=list(emptied))
+                self.client.delete_vectors(self.facts, vectors=["lexical"], points=gone, wait=True)
+            self.client.set_payload(
+                self.facts,
+                payload={"lexical_version": lexical.LEXICAL_VERSION, **fields},
+                points=[fid for fid, _ in items],
+                wait=True,
+            )
+
+    def stale_lexical(self, scope: Scope | None) -> Iterator[list[str]]:
+        """Pages of the ids of facts whose lexical vector was built by an older analysis
+        (:data:`~mem_pipeline.text.lexical.LEXICAL_VERSION`), of this user (``scope``'s tenant and
+        user, every agent and run) or, with ``None``, of every user."""
+        current = models.FieldCondition(
+            key="lexical_version", match=models.MatchValue(value=lexical.LEXICAL_VERSION)
+        )
+        flt = user_filter(scope) if scope is not None else models.Filter()
+        flt.must_not = [current]
+        page: list[str] = []
+        for rec in self._scroll(self.facts, flt, payload=False):  # ids only
+            page.append(str(rec.id))
+            if len(page) >= 256:
+                yield page
+                page = []
+        if page:
+            yield page
+
+    def unlinked_turn_users(self, scope: Scope | None) -> list[Scope]:
+        """The users (tenant and user id) with raw turns written before reply links (no
+        ``turn_links`` mark): ``scope``'s user only, or with ``None`` every user."""
+        flt = user_filter(scope) if scope is not None else models.Filter(must=[])
+        assert isinstance(flt.must, list)
+        flt.must.append(models.FieldCondition(key="origin", match=models.MatchValue(value="raw")))
+        flt.must_not = [
+            models.FieldCondition(key="turn_links", match=models.MatchValue(value=TURN_LINKS_VERSION))
+        ]
+        recs = self._scroll(self.facts, flt)
+        users = {(str(p["tenant"]), str(p["user_id"])) for r in recs if (p := r.payload)}
+        return [Scope.of(user, tenant) for tenant, user in sorted(users)]
+
+    def users(self, collection: str | None = None, ids: Sequence[str] | None = None) -> list[Scope]:
+        """The (tenant, user) scopes with points in ``collection`` (default: facts); with
+        ``ids``, of the history events of those fact ids."""
+        if ids is not None:
+            flt = models.Filter(
+                must=[models.FieldCondition(key="fact_id", match=models.MatchAny(any=list(ids)))]
+            )
+            recs = self._scroll(
+                self.events, flt, payload=models.PayloadSelectorInclude(include=["tenant", "user_id"])
+            )
+        else:
+            sel = models.PayloadSelectorInclude(include=["tenant", "user_id"])
+            recs = self._scroll(collection or self.facts, models.Filter(), payload=sel)
+        users = {(str(p["tenant"]), str(p["user_id"])) for r in recs if (p := r.payload) and "user_id" in p}
+        return [Scope.of(user, tenant) for tenant, user in sorted(users)]
+
+    def raw_turns(self, scope: Scope) -> list[dict[str, Any]]:
+        """Every current raw turn of one user (all agents and runs) in the order written:
+        ``{"id", **payload}``."""
+        flt = user_filter(scope)
+        assert isinstance(flt.must, list)
+        flt.must += [models.FieldCondition(key="origin", match=models.MatchValue(value="raw")), VALID]
+        turns = [{"id": str(r.id), **(r.payload or {})} for r in self._scroll(self.facts, flt)]
+        turns.sort(key=lambda t: int(t.get("ingest_ns", 0)))
+        return turns
+
+    def set_turn_links(self, links: Sequence[tuple[str, str | None]]) -> None:
+        """Record each (turn id, the id of the turn it answers or None) and mark it linked."""
+        unlinked = [fid for fid, reply in links if reply is None]
+        mark = {"turn_links": TURN_LINKS_VERSION}
+        with self._translate("linking turns"):
+            if unlinked:
+                self.client.set_payload(self.facts, payload={"reply_to": None, **mark}, points=[*unlinked])
+            for fid, reply in links:
+                if reply is not None:
+                    self.client.set_payload(self.facts, payload={"reply_to": reply, **mark}, points=[fid])
+
+    def rebuild_lexical(self, ids: Sequence[str]) -> list[str]:
+        """Rebuild the lexical vectors of those of these facts that are still stale, from their
+        index text as stored now (a writer may have extended it since the ids were listed);
+        return the ids rebuilt."""
+        if not ids:
+            return []
+        with self._translate("reading facts"):
+            recs = self.client.retrieve(
+                self.facts,
+                ids=list(ids),
+                with_payload=models.PayloadSelectorInclude(include=["index_text", "lexical_version"]),
+            )
+        items = [
+            (str(r.id), str(p.get("index_text", "")))  # every fact is written with its index text
+            for r in recs
+            if (p := r.payload or {}).get("lexical_version") != lexical.LEXICAL_VERSION
+        ]
+        if items:
+            self._write_lexical(items, {})
+        return [fid for fid, _ in items]
+
+    def set_fact_fields(self, fact_id: str, fields: Mapping[str, Any]) -> None:
+        with self._translate("updating a fact"):
+            self.client.set_payload(self.facts, payload=dict(fields), points=[fact_id], wait=True)
+
+    def find_repeat(self, scope: Scope, key_hash: str, old_id: str) -> StoredFact | None:
+        """The current fact of ``scope`` that a write with this :func:`repeat_key` repeats: one
+        stored with the same key, or one an older version stored under ``old_id`` (its
+        :func:`legacy_id`) before keys were recorded."""
+        flt = scope_filter(scope, VALID)
+        flt.should = [
+            models.FieldCondition(key="key_hash", match=models.MatchValue(value=key_hash)),
+            models.HasIdCondition(has_id=[old_id]),
+        ]
+        with self._translate("looking for a repeat"):
+            recs, _ = self.client.scroll(self.facts, scroll_filter=flt, limit=4, with_payload=HIT_PAYLOAD)
+        for r in recs:
+            p = r.payload or {}
+            if p.get("key_hash", key_hash) == key_hash:  # a legacy fact has no key: its id matched
+                return payload_to_fact(r.id, p)
+        return None
+
+    def get_facts(self, scope: Scope, ids: Sequence[str]) -> list[StoredFact]:
+        """The facts with these ids that belong to ``scope`` (others are silently absent)."""
+        if not ids:
+            return []
+        with self._translate("reading facts"):
+            recs = self.client.retrieve(self.facts, ids=list(ids), with_payload=HIT_PAYLOAD)
+        return [payload_to_fact(r.id, r.payload or {}) for r in recs if in_scope(r.payload or {}, scope)]
+
+    def fact_briefs(self, scope: Scope, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """For the current facts of ``scope`` among ``ids``: only the fields that score a fact
+        (concepts, category, times, counts) -- candidates are many, winners few, so the full
+        facts are read for the winners only (:meth:`get_facts`)."""
+        if not ids:
+            return {}
+        with self._translate("reading facts"):
+            recs = self.client.retrieve(self.facts, ids=list(ids), with_payload=BRIEF_PAYLOAD)
+        return {
+            str(r.id): dict(r.payload or {})
+            for r in recs
+            if in_scope(r.payload or {}, scope) and (r.payload or {}).get("valid", True)
+        }
+
+    def scroll_facts(
+        self,
+        scope: Scope,
+        *,
+        include_invalid: bool = False,
+        filters: Mapping[str, Any] | None = None,
+        whole_user: bool = False,
+    ) -> Iterator[StoredFact]:
+        flt = user_filter(scope) if whole_user else scope_filter(scope)
+        if not include_invalid:
+            flt.must = [*list(flt.must or []), VALID]  # type: ignore[list-item]
+        flt.must = [*list(flt.must or []), *metadata_conditions(filters)]  # type: ignore[list-item]
+        for rec in self._scroll(self.facts, flt):
+            yield payload_to_fact(rec.id, rec.payload or {})
+
+    def fact_order(
+        self, scope: Scope, *, include_invalid: bool = False, filters: Mapping[str, Any] | None = None
+    ) -> list[tuple[float, str]]:
+        """(created time, id) of every fact of ``scope``, oldest first: what a page of facts is
+        cut from (only the creation time is read of each fact)."""
+        flt = scope_filter(scope, *metadata_conditions(filters), *([] if include_invalid else [VALID]))
+        sel = models.PayloadSelectorInclude(include=["created_ts"])
+        keys = [
+            (float((r.payload or {}).get("created_ts") or 0.0), str(r.id))
+            for r in self._scroll(self.facts, flt, payload=sel)
+        ]
+        keys.sort()
+        return keys
+
+    def speakers(self, scope: Scope, limit: int = 1000) -> list[str]:
+        """The distinct ``metadata["speaker"]`` values of this scope's facts (most frequent
+        first, at most ``limit``): a facet over the speaker index, without reading facts."""
+        with self._translate("listing speakers"):
+            resp = self.client.facet(
+                self.facts, key="metadata.speaker", facet_filter=scope_filter(scope), limit=limit
+            )
+        return [str(h.value) for h in resp.hits]
+
+    def scores_of(
+        self,
+        scope: Scope,
+        *,
+        dense: VectorLike | None = None,
+        dense_ids: Sequence[str] = (),
+        sparse: tuple[list[int], list[float]] | None = None,
+        sparse_ids: Sequence[str] = (),
+    ) -> tuple[dict[str, float], dict[str, float]]:
+        """The engine's score of ``dense`` for each of ``dense_ids`` (cosine) and of ``sparse``
+        for each of ``sparse_ids`` (lexical; a fact sharing no term with it is left out), for
+        facts of ``scope``: one round trip, each query restricted to its ids, no vectors cross
+        over."""
+        asks: list[tuple[str, Any, Sequence[str]]] = []
+        if dense is not None and dense_ids:
+            asks.append(("dense", np.asarray(dense, dtype=np.float64).tolist(), dense_ids))
+        if sparse is not None and sparse[0] and sparse_ids:
+            asks.append(("lexical", models.SparseVector(indices=sparse[0], values=sparse[1]), sparse_ids))
+        out: dict[str, dict[str, float]] = {"dense": {}, "lexical": {}}
+        if not asks:
+            return out["dense"], out["lexical"]
+        reqs = [
+            models.QueryRequest(
+                query=query,
+                using=using,
+                filter=scope_filter(scope, models.HasIdCondition(has_id=list(ids))),
+                limit=len(ids),
+                with_payload=False,
+            )
+            for using, query, ids in asks
+        ]
+        with self._translate("scoring facts"):
+            responses: list[Any] = self.client.query_batch_points(self.facts, requests=reqs)
+        for (using, _, _), resp in zip(asks, responses):
+            out[using] = {str(p.id): float(p.score) for p in resp.points}
+        return out["dense"], out["lexical"]
+
+    def search(
+        self,
+        scope: Scope,
+        *,
+        dense: VectorLike | None,
+        sparse: tuple[list[int], list[float]] | None,
+        limit: int,
+        filters: Mapping[str, Any] | None = None,
+        include_invalid: bool = False,
+    ) -> list[Candidate]:
+        """Dense and lexical search in one round trip; candidates carry each raw score."""
+        conds = metadata_conditions(filters)
+        if not include_invalid:
+            conds.append(VALID)
+        flt = scope_filter(scope, *conds)
+        requests: list[models.QueryRequest] = []
+        kinds: list[str] = []
+        if dense is not None:
+            requests.append(
+                models.QueryRequest(
+                    query=np.asarray(dense, dtype=np.float64).tolist(),
+                    using="dense",
+                    filter=flt,
+                    limit=limit,
+                    with_payload=HIT_PAYLOAD,
+                )
+            )
+            kinds.append("dense")
+        if sparse is not None and sparse[0]:
+            requests.append(
+                models.QueryRequest(
+                    query=models.SparseVector(indices=sparse[0], values=sparse[1]),
+                    using="lexical",
+                    filter=flt,
+                    limit=limit,
+                    with_payload=HIT_PAYLOAD,
+                )
+            )
+            kinds.append("lexical")
+        if not requests:
+            return []
+        with self._translate("searching"):
+            responses: list[Any] = self.client.query_batch_points(self.facts, requests=requests)
+        found: dict[str, Candidate] = {}
+        for kind, resp in zip(kinds, responses):
+            for p in resp.points:
+                pid = str(p.id)
+                cand = found.get(pid)
+                if cand is None:
+                    cand = found[pid] = Candidate(payload_to_fact(pid, p.payload or {}))
+                setattr(cand, kind, float(p.score))
+        return list(found.values())
+
+    def delete_facts(self, ids: Sequence[str]) -> None:
+        if ids:
+            with self._translate("deleting facts"):
+                self.client.delete(
+                    self.facts, points_selector=models.PointIdsList(points=list(ids)), wait=True
+                )
+
+    def set_missing_keys(self, scope: Scope | None, *, dry_run: bool = False) -> list[str]:
+        """Record the repeat key (:func:`~mem_pipeline.store.repeat_key`) of the facts an older
+        version wrote without one (of ``scope``'s user, or of everyone); return their ids."""
+        flt = user_filter(scope) if scope is not None else models.Filter()
+        sel = models.PayloadSelectorInclude(
+            include=[
+                "key_hash",
+                "origin",
+                "text",
+                "embed_text",
+                "metadata",
+                "tenant",
+                "user_id",
+                "agent_id",
+                "run_id",
+            ]
+        )
+        todo: list[tuple[str, str]] = []
+        for r in self._scroll(self.facts, flt, payload=sel):
+            p = r.payload or {}
+            if p.get("key_hash"):
+                continue
+            who = Scope.of(p["user_id"], p["tenant"], p.get("agent_id"), p.get("run_id"))
+            key = repeat_key(
+                who,
+                str(p.get("origin", "raw")),
+                str(p["text"]),
+                str(p.get("embed_text") or p["text"]),
+                p.get("metadata") or {},
+            )
+            todo.append((str(r.id), key))
+        if not dry_run:
+            with self._translate("recording repeat keys"):
+                for fid, key in todo:
+                    self.client.set_payload(self.facts, payload={"key_hash": key}, points=[fid], wait=True)
+        return [fid for fid, _ in todo]

@@ -1,0 +1,156 @@
+"""Payloads: how a fact is written into a point and read back, what a search candidate
+carries, and the key that makes two writes the same fact."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from qdrant_client import models
+
+from ..models import Category, Scope, StoredFact
+from ..text import lexical
+from ..text.lexical import normalize_text
+from ._collections import SCHEMA_VERSION
+
+__all__ = [
+    "BRIEF_PAYLOAD",
+    "HIT_PAYLOAD",
+    "TURN_LINKS_VERSION",
+    "Candidate",
+    "VectorLike",
+    "fact_to_payload",
+    "legacy_id",
+    "payload_to_fact",
+    "repeat_key",
+]
+
+VectorLike = Sequence[float] | npt.NDArray[np.float32]
+
+#: raw turns written since reply links (``StoredFact.reply_to``) carry ``turn_links`` = this;
+#: ``Memory.reindex`` links the turns of older stores
+TURN_LINKS_VERSION = 1
+
+
+@dataclass
+class Candidate:
+    """A fact found by search, with the raw score of each signal that found it."""
+
+    fact: StoredFact
+    dense: float | None = None
+    lexical: float | None = None
+
+
+def _ts(dt: datetime | None) -> float | None:
+    return None if dt is None else dt.timestamp()
+
+
+def _dt(ts: float | None) -> datetime | None:
+    return None if ts is None else datetime.fromtimestamp(float(ts), tz=timezone.utc)
+
+
+#: Facts written before ids were random had ``uuid5(_LEGACY_NAMESPACE, scope key + text)``
+#: ids, which gave a fact's text away to anyone holding its id (see :func:`repeat_key`).
+_LEGACY_NAMESPACE = uuid.UUID("5f0c7a52-3d4e-4f6b-9a51-6d2f1b0e8c11")
+
+
+def repeat_key(scope: Scope, origin: str, text: str, embed_text: str, metadata: Mapping[str, Any]) -> str:
+    """What makes two writes "the same fact", as a hash stored (and indexed) with the fact.
+
+    An extracted fact is the same when its normalised text is; a raw turn is an event, so the
+    same words said in two turns (other speaker or metadata) are two turns, while re-adding the
+    very same turn is idempotent. Fact ids are random (an id tells nothing of the text); this
+    key is how ``add`` finds an exact repeat, and an updated fact gets the key of its new text,
+    so re-adding its old wording does not reinforce it."""
+    key = text if origin != "raw" else json.dumps([embed_text, dict(metadata)], sort_keys=True)
+    return hashlib.sha256(
+        (scope.key() + "\x1e" + normalize_text(key)).encode("utf-8", "surrogatepass")
+    ).hexdigest()
+
+
+def legacy_id(scope: Scope, origin: str, text: str, embed_text: str, metadata: Mapping[str, Any]) -> str:
+    """The id an older version gave this fact (a store it wrote keeps those ids)."""
+    key = text if origin != "raw" else json.dumps([embed_text, dict(metadata)], sort_keys=True)
+    return str(uuid.uuid5(_LEGACY_NAMESPACE, scope.key() + "\x1e" + normalize_text(key)))
+
+
+def fact_to_payload(f: StoredFact, embed_text: str, index_text: str) -> dict[str, Any]:
+    p: dict[str, Any] = {
+        **f.scope.payload(),
+        "key_hash": repeat_key(f.scope, f.origin, f.text, embed_text, f.metadata),
+        "text": f.text,
+        "embed_text": embed_text,
+        "index_text": index_text,
+        "category": f.category.value,
+        "concepts": list(f.concepts),
+        "metadata": f.metadata,
+        "created_ts": _ts(f.created_at),
+        "updated_ts": _ts(f.updated_at),
+        "last_seen_ts": _ts(f.last_seen_at),
+        "valid_from_ts": _ts(f.valid_from),
+        "invalid_ts": _ts(f.invalid_at),
+        "valid": f.invalid_at is None,
+        "superseded_by": f.superseded_by,
+        "confirmations": f.confirmations,
+        "recalls": f.recalls,
+        "valence": f.valence,
+        "importance": f.importance,
+        "origin": f.origin,
+        "reply_to": f.reply_to,
+        "ingest_ns": time.time_ns(),
+        "schema": SCHEMA_VERSION,
+        "lexical_version": lexical.LEXICAL_VERSION,
+        "turn_links": TURN_LINKS_VERSION,
+    }
+    return p
+
+
+@functools.lru_cache(maxsize=4096)
+def _scope(tenant: str, user_id: str, agent_id: str | None, run_id: str | None) -> Scope:
+    # scopes are immutable and repeat across a search's candidates: validate each once
+    return Scope(tenant=tenant, user_id=user_id, agent_id=agent_id, run_id=run_id)
+
+
+def payload_to_fact(point_id: Any, p: Mapping[str, Any]) -> StoredFact:
+    created = _dt(p["created_ts"])
+    assert created is not None
+    return StoredFact(
+        id=str(point_id),
+        text=p["text"],
+        category=Category(p.get("category", "other")),
+        concepts=list(p.get("concepts") or []),
+        scope=_scope(p["tenant"], p["user_id"], p.get("agent_id"), p.get("run_id")),
+        metadata=dict(p.get("metadata") or {}),
+        created_at=created,
+        updated_at=_dt(p.get("updated_ts")) or created,
+        last_seen_at=_dt(p.get("last_seen_ts")) or created,
+        valid_from=_dt(p.get("valid_from_ts")) or created,
+        invalid_at=_dt(p.get("invalid_ts")),
+        superseded_by=p.get("superseded_by"),
+        confirmations=int(p.get("confirmations", 1)),
+        recalls=int(p.get("recalls", 0)),
+        valence=float(p.get("valence", 0.0)),
+        importance=None if p.get("importance") is None else float(p["importance"]),
+        origin=p.get("origin", "raw"),
+        reply_to=p.get("reply_to"),
+    )
+
+
+# what a search reads of a fact: all but the texts that were embedded and indexed (the indexed
+# text carries the neighbouring turns and is the largest field)
+HIT_PAYLOAD = models.PayloadSelectorExclude(exclude=["embed_text", "index_text"])
+BRIEF_PAYLOAD = models.PayloadSelectorInclude(
+    include=[
+        *("tenant", "user_id", "agent_id", "run_id", "valid", "concepts", "category"),
+        *("created_ts", "last_seen_ts", "confirmations", "recalls", "valence", "importance"),
+    ]
+)

@@ -1,0 +1,205 @@
+"""Phrases and names: concept phrases of a text, concept normalisation, and how a question
+names people or asks for a name. Pure functions over constant tables."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from .lexical import STOPWORDS, content_words, split_sentences, tokens
+
+__all__ = [
+    "asks_name",
+    "candidate_phrases",
+    "name_tokens",
+    "names_something",
+    "normalize_concept",
+    "without_names",
+]
+
+
+def name_tokens(text: str) -> set[str]:
+    """The lowercased tokens of ``text`` with a possessive "'s" dropped ("Maya's" -> "maya"):
+    what a question can name a person by."""
+    return {t[:-2] if t.endswith("'s") and len(t) > 2 else t for t in tokens(text)}
+
+
+def without_names(text: str, names: Iterable[str]) -> str:
+    """``text`` with each of ``names`` (whole words, any case, a possessive "'s" with them)
+    left out: what a question asks once the person it names is set aside ("What is Mel's
+    job?" -> "What is job?"). Unchanged when no name occurs or no content word would be left."""
+    alts = sorted({n for n in names if n and n.strip()}, key=len, reverse=True)
+    if not alts:
+        return text
+    pattern = r"(?<![\w'’])(?:" + "|".join(map(re.escape, alts)) + r")(?:['’]s)?(?![\w'’])"
+    out, n = re.subn(pattern, "", text, flags=re.IGNORECASE)
+    if not n:
+        return text
+    out = re.sub(r"\s+([?!.,;:])", r"\1", re.sub(r"\s{2,}", " ", out)).strip()
+    return out if content_words(out) else text
+
+
+_IRREGULAR = {
+    "children": "child",
+    "people": "person",
+    "men": "man",
+    "women": "woman",
+    "mice": "mouse",
+    "feet": "foot",
+    "teeth": "tooth",
+    "geese": "goose",
+}
+_KEEP_S = (
+    "ss",
+    "us",
+    "is",
+    "news",
+    "series",
+    "species",
+    "physics",
+    "maths",
+    "tennis",
+    "chess",
+    "glasses",
+    "jeans",
+    "pants",
+    "scissors",
+)
+
+
+def _singular(word: str) -> str:
+    if word in _IRREGULAR:
+        return _IRREGULAR[word]
+    if len(word) <= 3 or word.endswith(_KEEP_S):
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("ches", "shes", "xes", "zes", "sses")):
+        return word[:-2]
+    if word.endswith("s"):
+        return word[:-1]
+    return word
+
+
+def normalize_concept(concept: str) -> str:
+    """Lowercase, single spaces, punctuation trimmed, last word singular: "Timeouts " -> "timeout"."""
+    words = [w.strip("'") for w in tokens(concept)]
+    words = [w for w in words if w]
+    if not words:
+        return ""
+    words[-1] = _singular(words[-1])
+    return " ".join(words)[:80]
+
+
+# Common verbs, adverbs and number words: they end a keyword phrase (a cheap stand-in for a
+# part-of-speech tagger) so "I love hiking" gives "hiking", not "love hiking".
+_BREAKERS = frozenset(
+    """
+    love loves loved like likes liked hate hates hated enjoy enjoys enjoyed prefer prefers
+    preferred want wants wanted need needs needed think thinks thought feel feels felt know
+    knows knew live lives lived living work works worked move moves moved moving start started
+    starting stop stopped try tried trying use used using make made making take took taken
+    taking give gave given see saw seen say said tell told ask asked called find found keep
+    kept let put run ran come came become became begin began plan plans planned planning hope
+    hoped visit visited visiting buy bought sell sold pay paid play played playing watch
+    watched read write wrote written learn learned learning teach taught help helped meet met
+    bring brought finish finished fix fixed timed retried went going gone been being doing
+    done always never often usually sometimes recently soon later lately finally actually
+    probably maybe definitely especially totally currently anymore ago new old good great bad
+    best better big small little nice favorite favourite two three four five six seven eight
+    nine ten twenty hundred thousand first second third
+    """.split()
+)
+
+_GENERIC = frozenset(
+    """
+    time times day days week weeks month months year years people person guy guys bit way lot
+    thanks thank hi hello hey
+    """.split()
+)
+
+
+def candidate_phrases(text: str, *, max_words: int = 3) -> list[str]:
+    """Keyword phrases: maximal runs of non-stopword tokens (RAKE-style), normalised.
+
+    Runs longer than ``max_words`` are split into their words; single generic words ("time",
+    "day") and pure numbers are dropped. Order of first appearance, no duplicates.
+    """
+    runs: list[list[str]] = []
+    current: list[str] = []
+    for piece in re.split(r"([,;:()\"!?.\n—–-]+)", text):
+        if re.fullmatch(r"[,;:()\"!?.\n—–-]+", piece or ""):
+            if current:
+                runs.append(current)
+                current = []
+            continue
+        for t in tokens(piece):
+            if t.endswith("'s"):
+                t = t[:-2]
+            if t in STOPWORDS or t in _BREAKERS or "'" in t or t.isdigit() or len(t) < 2:
+                if current:
+                    runs.append(current)
+                    current = []
+            else:
+                current.append(t)
+    if current:
+        runs.append(current)
+    out: list[str] = []
+    for run in runs:
+        parts = [run] if len(run) <= max_words else [[w] for w in run]
+        for p in parts:
+            if len(p) == 1 and p[0] in _GENERIC:
+                continue
+            c = normalize_concept(" ".join(p))
+            if c and c not in out:
+                out.append(c)
+    return out
+
+
+# Words whose presence on one side only means two similar sentences state different facts:
+# negation and tense markers, quantities, ordinals, calendar and clock words.
+
+
+# A question that asks for something known by its name: where, or "what/which" with a noun
+# whose answer is a name ("Which city...", "What book...", "What console..."). Not "who": its
+# answer is as often a relation ("my neighbour") as a name; not "what is the name of": a pet's
+# or a person's name tends to open a sentence ("Tofu is eleven"), where a capitalised word
+# cannot be told from any other first word.
+_NAMED_KINDS = (
+    r"(?:cit(?:y|ies)|countr(?:y|ies)|states?|towns?|places?|parks?|restaurants?|islands?"
+    r"|beach(?:es)?|books?|novels?|movies?|films?|songs?|albums?|games?|shows?|series|bands?"
+    r"|artists?|authors?|teams?|brands?|consoles?|compan(?:y|ies)|stores?|shops?"
+    r"|schools?|universit(?:y|ies)|languages?|apps?)"
+)
+_NAME_QUESTION = re.compile(rf"^\W*where\b|\b(?:what|which)\s+(?:[\w'-]+\s+)?{_NAMED_KINDS}\b", re.IGNORECASE)
+_CAPITALISED = re.compile(r"[A-Z][a-z]{2,}")
+_CALENDAR = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday january february march april may "
+    "june july august september october november december".split()
+)
+_QUOTED = re.compile(r"[\"“][^\"“”]{2,}[\"”]")
+
+
+def asks_name(text: str) -> bool:
+    """Whether a question asks for something known by its name: where, or "what" / "which"
+    with a noun whose answer is a name ("Which city...", "What book did...")."""
+    return bool(_NAME_QUESTION.search(text))
+
+
+def names_something(text: str, people: Iterable[str] = ()) -> bool:
+    """Whether a text names something: a quoted title, or a capitalised word inside a
+    sentence ("we flew to Lisbon", "a book by Patrick Rothfuss") that is not one of
+    ``people`` (the conversation's own speakers, any case), a weekday or a month. The
+    turn that answers "where?" or "which book?" usually says the name."""
+    if _QUOTED.search(text):
+        return True
+    skip = {p.lower() for p in people} | _CALENDAR
+    for sentence in split_sentences(text):
+        for m in _CAPITALISED.finditer(sentence):
+            start = m.start()
+            if not sentence[:start].strip(" \"'“‘([-–—*"):  # the sentence's first word
+                continue
+            if sentence[start - 1 : start] in ("'", "’") or m.group(0).lower() in skip:
+                continue
+            return True
+    return False
