@@ -29,12 +29,15 @@ its own store on disk in a fresh temporary directory (``--workdir`` keeps them):
 Each turn goes in with one ``add`` call per system, as a chatbot adds it (raw turn,
 ``infer=False``, the speaker as the message's ``name``, metadata ``session``, ``dia_id``,
 ``speaker``; mem_pipeline also gets the session date as ``timestamp``, which mem0's open-source
-``add`` rejects). The time of each call is measured whole, embedding included. Then every
-question is asked of both, the order alternating (question i: mem0 then mem_pipeline, question
-i+1: the other way round; turns alternate the same way), each search timed whole including the
-query embedding; 20 hits each. Both are warmed up first (a few synthetic turns and searches
-under a user id of their own). Recall is ``eval.retrieval``'s: a question counts at k when any
-of its gold evidence turns (LoCoMo's ids normalised) is among the top k hits.
+``add`` rejects). mem0 keeps a message's ``name`` as ``actor_id`` and embeds the content alone;
+``--mem0-speaker-in-text`` gives it "Speaker: text" instead (mem_pipeline's input unchanged), to
+see how much of mem0's recall depends on that. Each call is timed whole, embedding included.
+Then every question is asked of both, the order alternating (question i: mem0 then
+mem_pipeline, question i+1: the other way round; turns alternate the same way), each search
+timed whole including the query embedding; 20 hits each. Both are warmed up first (a few
+synthetic turns and searches under a user id of their own). Recall is ``eval.retrieval``'s: a
+question counts at k when any of its gold evidence turns (LoCoMo's ids normalised) is among the
+top k hits.
 
 The machine is shared and its timings swing; compare the two systems by the ratios of one run,
 not by absolute times across runs. The LoCoMo file is read by path and nothing of it is copied
@@ -149,7 +152,8 @@ def table(out: Mapping[str, Any]) -> str:
         return f"| {name} | " + " | ".join(cells) + " |"
 
     v = out.get("versions", {})
-    lines.append(row(f"mem0ai {v.get('mem0ai', '')} (default threshold {MEM0_DEFAULT_THRESHOLD})",
+    given = ", given 'Speaker: text'" if out.get("mem0_speaker_in_text") else ""
+    lines.append(row(f"mem0ai {v.get('mem0ai', '')} (default threshold {MEM0_DEFAULT_THRESHOLD}{given})",
                      theirs))
     lines.append(row("mem0ai, threshold 0", raw, times=False))
     lines.append(row("mem_pipeline", ours))
@@ -184,6 +188,11 @@ def import_mem0(home: Path) -> Any:
         print(f"note: mem0ai {mem0.__version__} installed, this comparison was written for "
               f"{MEM0_VERSION}", file=sys.stderr)
     return mem0
+
+
+def mem0_content(turn: Turn) -> str:
+    """A turn as ``--mem0-speaker-in-text`` gives it to mem0: the speaker's name, then the text."""
+    return f"{turn.speaker}: {turn.text}"
 
 
 def mem0_embedder(embedder: LocalEmbedder) -> Any:
@@ -233,13 +242,16 @@ def mem0_semantic_only(mem: Any) -> bool:
 class Systems:
     """The two memories, each call timed whole; turn and question metadata as both store it."""
 
-    def __init__(self, ours: Memory, theirs: Any) -> None:
+    def __init__(self, ours: Memory, theirs: Any, *, mem0_speaker_in_text: bool = False) -> None:
         self.ours, self.theirs = ours, theirs
+        self.mem0_speaker_in_text = mem0_speaker_in_text
 
     def add(self, system: str, user: str, turn: Turn) -> float:
         msg = [{"role": "user", "content": turn.text, "name": turn.speaker}]
         meta = {"session": turn.session, "dia_id": turn.dia_id, "speaker": turn.speaker}
         if system == "mem0":
+            if self.mem0_speaker_in_text:
+                msg = [{**msg[0], "content": mem0_content(turn)}]
             _, ms = timed(lambda: self.theirs.add(msg, user_id=user, infer=False, metadata=meta))
         else:
             _, ms = timed(lambda: self.ours.add(msg, user_id=user, infer=False, metadata=meta,
@@ -323,7 +335,7 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> dict[str, Any]:
         embedder = LocalEmbedder()
         theirs = build_mem0(root / "mem0", embedder)
         ours = Memory(config=MemoryConfig(path=str(root / "mem_pipeline")), embedder=embedder)
-        systems = Systems(ours, theirs)
+        systems = Systems(ours, theirs, mem0_speaker_in_text=args.mem0_speaker_in_text)
         systems.warm_up()
         if not mem0_semantic_only(theirs):
             sys.exit("mem0 has BM25 or entity extraction on (fastembed or spaCy installed): this "
@@ -371,6 +383,7 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> dict[str, Any]:
     return {
         "command": "python -m eval.compare_mem0 " + shlex.join(argv),
         "data": str(args.path),
+        "mem0_speaker_in_text": args.mem0_speaker_in_text,
         "conversations": wanted,
         "counts": {"turns": n_turns, "questions": n_q,
                    "by_conversation": {c.sample_id: {"turns": len(c.turns),
@@ -385,7 +398,9 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> dict[str, Any]:
             "mem0": {"vector_store": "qdrant, qdrant-client embedded local mode on disk (path=, on_disk)",
                      "search": "semantic only (no BM25, no entity boost), threshold=0.0; default "
                                f"threshold {MEM0_DEFAULT_THRESHOLD} applied afterwards",
-                     "add": "infer=False, one call per turn, no timestamp (rejected by mem0 OSS)"},
+                     "add": "infer=False, one call per turn, no timestamp (rejected by mem0 OSS)",
+                     "content": "'Speaker: text'" if args.mem0_speaker_in_text
+                                else "the turn's text (speaker as the message's name)"},
             "mem_pipeline": {"engine": engine, "config": "MemoryConfig(path=...) defaults",
                              "search": "now = day after the last session, reinforce=False",
                              "add": "infer=False, one call per turn, timestamp = session date"},
@@ -408,6 +423,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--questions", type=int, default=0, help="first N questions of each (0: all)")
     ap.add_argument("--json", default=None, help="write all figures here")
     ap.add_argument("--workdir", default=None, help="keep both stores here (an empty or new directory)")
+    ap.add_argument("--mem0-speaker-in-text", action="store_true",
+                    help="give mem0 each turn as 'Speaker: text' (mem0 keeps a message's name as "
+                         "actor_id only, out of the embedded text); mem_pipeline's input is unchanged")
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
     args = ap.parse_args(argv)
     out = run(args, argv)

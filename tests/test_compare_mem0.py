@@ -10,13 +10,14 @@ import pytest
 from eval.compare_mem0 import (
     first_order,
     latency,
+    mem0_content,
     mem0_ranked,
     ratio,
     ratios,
     system_summary,
     table,
 )
-from eval.retrieval import Question, Scores
+from eval.retrieval import Question, Scores, Turn
 
 
 def test_the_first_system_alternates() -> None:
@@ -30,6 +31,13 @@ def test_mem0_results_give_dia_ids_in_order_and_the_threshold_drops_low_scores()
                {"score": None, "metadata": None}]
     assert mem0_ranked(results) == ["D1:2", "D3:1", "D2:7", ""]
     assert mem0_ranked(results, 0.1) == ["D1:2", "D3:1"]
+
+
+def test_mem0_content_puts_the_speaker_before_the_text() -> None:
+    from datetime import datetime, timezone
+
+    turn = Turn("D1:1", "Ann", "I paint.", 1, datetime(2023, 5, 8, tzinfo=timezone.utc))
+    assert mem0_content(turn) == "Ann: I paint."
 
 
 def test_latency_percentiles_interpolate() -> None:
@@ -65,6 +73,8 @@ def test_ratios_and_table_of_two_systems() -> None:
            "versions": {"mem0ai": "2.2.1"}, "conversations": ["c"],
            "counts": {"turns": 2, "questions": 4}, "elapsed_s": 1.0}
     text = table(out)
+    assert "| mem0ai 2.2.1 (default threshold 0.1) |" in text
     assert "| mem_pipeline | 0.750 | 0.750 | 1.000 | 12.5 |" in text
     assert "| **ours / mem0** | **3.00** | **1.50** | **1.33** | **0.50** |" in text
     assert "| 1 multi-hop | 1 | 1.000 | 1.000 |" in text
+    assert "given 'Speaker: text'" in table({**out, "mem0_speaker_in_text": True})
