@@ -49,6 +49,7 @@ from .models import (
     ScoreParts,
     StoredFact,
     Via,
+    new_fact_id,
     utcnow,
     validate_metadata,
 )
@@ -683,7 +684,7 @@ class Memory:
         existing = self.store.find_repeat(scope, repeat_key(*same), legacy_id(*same))
         if existing is not None:
             return [self._reinforce(scope, existing, fact, when, "exact repeat")]
-        fid = str(uuid.uuid4())
+        fid = new_fact_id()
         index_text, reply_to = embed_text, None
         if origin == "raw":
             index_text, reply_to = self._place_turn(scope, fid, fact.text, embed_text, meta, recent, asked)
