@@ -233,7 +233,7 @@ def test_a_new_store_is_private_whatever_the_umask(open_memory, tmp_path: Path) 
 def test_a_fact_id_tells_nothing_of_its_text(mem) -> None:
     a = mem.add("My bank PIN is 4321.", user_id="ana", infer=False).ids[0]
     b = mem.add("My bank PIN is 4321.", user_id="bob", infer=False).ids[0]
-    assert a != b and uuid.UUID(a).version == 4
+    assert a != b and uuid.UUID(a).version == 7
     again = mem.add("My bank PIN is 4321.", user_id="ana", infer=False)
     assert again.events[0].event == "REINFORCE" and again.ids == [a]  # still no duplicate
 

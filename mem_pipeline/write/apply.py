@@ -7,14 +7,13 @@ history event (``_parts.event_row``); the caller holds the lock and the journal 
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from .._inputs import MAX_CONCEPTS
 from .._parts import Parts, event_row
-from ..models import AddEvent, ExtractedFact, Scope, StoredFact
+from ..models import AddEvent, ExtractedFact, Scope, StoredFact, new_fact_id
 from ..store import VectorLike, legacy_id, repeat_key
 from ..text.voice import third_person
 from .reconcile import Decision
@@ -62,7 +61,7 @@ def apply_decision(
     existing = store.find_repeat(scope, repeat_key(*same), legacy_id(*same))
     if existing is not None:
         return [reinforce(parts, scope, existing, fact, when, "exact repeat")]
-    fid = str(uuid.uuid4())
+    fid = new_fact_id()
     index_text, reply_to = embed_text, None
     if origin == "raw":
         index_text, reply_to = place_turn(parts, scope, fid, fact.text, embed_text, meta, recent, asked)
