@@ -3,9 +3,10 @@ to the write path, the read path and upkeep (constructor injection; nothing is g
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 from .config import MemoryConfig
 from .embed import EmbeddingCache
 from .links import ConceptLinks
+from .models import Scope
 from .store import QdrantStore
 
 __all__ = ["Parts", "event_row"]
@@ -29,9 +31,29 @@ class Parts:
     links: ConceptLinks
     clock: Callable[[], datetime]
     lock: threading.RLock = field(default_factory=threading.RLock)
+    #: makes one user's history, counts and links agree with its facts again (upkeep's
+    #: ``recovery.repair_user``, set by ``Memory``): what a failed journaled write calls
+    repair: Callable[[Scope, str], None] = field(default=lambda scope, op: None)
 
     def now(self) -> datetime:
         return self.clock()
+
+    @contextlib.contextmanager
+    def journaled(self, scope: Scope, op: str) -> Iterator[None]:
+        """Journal a write that spans several points: a fact, its history, concept counts and
+        links are separate Qdrant writes, so a crash (or an error) between them would leave a
+        fact without its ADD event or counts off by one. The entry is cleared when the write is
+        complete; one left behind is repaired by ``upkeep.recovery.recover`` (on open for
+        embedded stores), or at once when the write failed with an error."""
+        jid = self.store.begin(scope, op)
+        try:
+            yield
+        except BaseException:
+            with contextlib.suppress(Exception):  # repair now if we can, else on the next open
+                self.repair(scope, op)
+                self.store.end(jid)
+            raise
+        self.store.end(jid)
 
 
 def event_row(

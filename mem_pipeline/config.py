@@ -86,6 +86,14 @@ class MemoryConfig(BaseModel):
     llm_timeout_s: float = Field(default=60.0, gt=0)
     llm_max_retries: int = Field(default=4, ge=0)
     llm_reasks: int = Field(default=2, ge=0)
+    # the model's context window (tokens): extraction splits a long add into windows that fit
+    # it, with room for the prompt and extract_output_tokens of answer. 4096 is the smallest
+    # context of the servers we test with (llama.cpp's default); gpt-4o-mini has 128k.
+    llm_context_tokens: int = Field(default=4096, ge=1024)
+    extract_output_tokens: int = Field(default=1024, ge=128)
+    # turns an extraction window repeats from the window before it, for context (no fact is
+    # taken from them twice)
+    extract_overlap: int = Field(default=2, ge=0, le=10)
 
     # dedupe / reconcile
     dedupe_threshold: float = Field(default=0.90, gt=0, le=1)
@@ -169,6 +177,10 @@ class MemoryConfig(BaseModel):
     max_expanded_concepts: int = Field(default=8, ge=0)
     association_limit: int = Field(default=3, ge=0, le=50)
 
+    # an extracting add also keeps the turns it read, as turns (searchable, and the sources of
+    # its facts); False keeps facts only, for deployments that must not keep raw text
+    keep_turns: bool = True
+
     # input limits: one message, and one add call (turns, characters in all). An add holds the
     # store's write lock while it writes, so these bound how long one request can make
     # every other tenant wait (a 420-turn add once held it for 12 s).
@@ -187,7 +199,14 @@ class MemoryConfig(BaseModel):
     # narrowed and 0.8 cost more (tuning split R@10 .909 without decay: 0.8 .896, 0.85 .899,
     # **0.9 .901**; held-out .871 without decay, .872 at 0.9).
     decay_floor: float = Field(default=0.9, ge=0, le=1)
-    reinforce_on_recall: bool = True
+    # the relevance floor: a hit whose confidence (a calibrated probability that it is relevant
+    # at all, from its cosine and whether the question is about the person; see
+    # ``read.rank.confidence``) is below min_score is not returned, so an unrelated question
+    # gets an empty block. The weights are a logistic fit on the behaviour scenarios' (probe,
+    # hit) pairs and the floor the middle of the range that abstains on every unrelated probe
+    # there without losing an answer: ``python -m eval.abstention`` (eval/README.md).
+    min_score: float = Field(default=0.225, ge=0, le=1)
+    confidence_weights: tuple[float, float, float] = (6.674, 4.589, -7.087)
     # candidate_pool: how many facts each of the dense and lexical searches returns for ranking
     # is max(candidate_pool, 4 x limit). Min-max scaling sees the whole pool, so the ranking
     # depends on it a little: on LoCoMo the top 5 of a search for 5 (pool 40) gave R@5 .774,

@@ -19,7 +19,7 @@ import math
 from collections.abc import Sequence
 from datetime import datetime
 
-__all__ = ["decayed_strength", "fuse", "minmax", "recency", "reinforcement"]
+__all__ = ["decay_at", "decayed_strength", "fuse", "minmax", "recency", "reinforcement"]
 
 _DAY = 86_400.0
 
@@ -60,9 +60,14 @@ def fuse(
 
 def recency(last_seen: datetime, now: datetime, *, half_life_days: float, floor: float = 0.0) -> float:
     """``floor + (1 - floor) * 0.5 ** (age / half_life)``; a fact from the future counts as new."""
+    return decay_at(last_seen.timestamp(), now.timestamp(), half_life_days=half_life_days, floor=floor)
+
+
+def decay_at(last_seen: float, now: float, *, half_life_days: float, floor: float = 0.0) -> float:
+    """:func:`recency` for times given as epoch seconds (what the store keeps)."""
     if half_life_days <= 0:
         raise ValueError("half_life_days must be positive")
-    age_days = max(0.0, (now - last_seen).total_seconds() / _DAY)
+    age_days = max(0.0, (now - last_seen) / _DAY)
     return float(floor + (1.0 - floor) * 0.5 ** (age_days / half_life_days))
 
 

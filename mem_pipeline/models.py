@@ -23,6 +23,7 @@ __all__ = [
     "ExtractedFact",
     "FactPage",
     "HistoryEvent",
+    "Kind",
     "Message",
     "Scope",
     "ScoreParts",
@@ -155,18 +156,31 @@ class Message(BaseModel):
 
 
 class ExtractedFact(BaseModel):
-    """A fact as an extractor proposes it, before grounding, dedupe and storage."""
+    """A fact as an extractor proposes it, before grounding, dedupe and storage.
+
+    ``source_turns`` are indexes into the ``add`` call's messages; ``subject`` is whom the fact
+    is about (a speaker's name, "the user", or a relation of theirs: "sister Ana")."""
 
     text: str = Field(min_length=1)
     category: Category = Category.OTHER
     concepts: list[str] = Field(default_factory=list)
     source_turns: list[int] = Field(default_factory=list)
+    subject: str | None = None
+
+
+Kind = Literal["fact", "turn"]
 
 
 class StoredFact(BaseModel):
-    """A fact as stored. Times are timezone-aware UTC."""
+    """A fact or a turn as stored. Times are timezone-aware UTC.
+
+    ``kind`` says which: a **turn** is what someone said, verbatim (``add(..., infer=False)``,
+    and the turns an extracting ``add`` read); a **fact** is what an extractor made of turns,
+    with ``sources``, the ids of the turns it came from. ``slot`` is the attribute a fact sets
+    ("the user/residence"; see ``text.slots``), which a correction looks facts up by."""
 
     id: str
+    kind: Kind = "fact"
     text: str
     category: Category
     concepts: list[str]
@@ -186,6 +200,8 @@ class StoredFact(BaseModel):
     #: a raw turn that answers a question: the id of the turn that asked it (the previous turn
     #: of the session, said by someone else, with a "?"); see ``Memory._place_turn``
     reply_to: str | None = None
+    sources: list[str] = Field(default_factory=list)
+    slot: str | None = None
 
     @property
     def is_valid(self) -> bool:
@@ -204,10 +220,11 @@ class FactPage(BaseModel):
 
 
 class AddEvent(BaseModel):
-    """What ``add`` did with one fact."""
+    """What ``add`` did with one fact or turn."""
 
     event: EventName
     id: str | None
+    kind: Kind = "fact"
     text: str
     category: Category | None = None
     previous_id: str | None = None
@@ -215,10 +232,16 @@ class AddEvent(BaseModel):
 
 
 class AddResult(BaseModel):
-    """The outcome of ``Memory.add``: one event per fact, and what it cost."""
+    """The outcome of ``Memory.add``: one event per fact (per turn with ``infer=False``), the
+    turns an extracting add kept (``turns``), and what it cost."""
 
     events: list[AddEvent] = Field(default_factory=list)
+    turns: list[AddEvent] = Field(default_factory=list)
     extractor: str = "raw"
+    #: LLM extraction windows (calls before retries), and facts whose cited lines did not
+    #: support them and were grounded to the line that does
+    windows: int = 0
+    regrounded: int = 0
     llm_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -226,6 +249,11 @@ class AddResult(BaseModel):
     @property
     def ids(self) -> list[str]:
         return [e.id for e in self.events if e.id is not None and e.event != "REJECT"]
+
+    @property
+    def turn_ids(self) -> list[str]:
+        """The ids of the turns this add stored (or found already stored)."""
+        return [e.id for e in self.turns if e.id is not None]
 
     @property
     def rejected(self) -> list[AddEvent]:
@@ -259,6 +287,10 @@ class ScoreParts(BaseModel):
     #: relevance lent by the question this turn answers (``StoredFact.reply_to``), included in
     #: ``relevance``
     reply: float = 0.0
+    #: how likely the hit is relevant at all, comparable across queries: a calibrated
+    #: probability from the cosine and the share of the query's words the text holds
+    #: (``read.rank.confidence``); ``search(min_score=...)`` drops hits below a floor
+    confidence: float = 1.0
 
 
 class Via(BaseModel):
@@ -356,12 +388,16 @@ def validate_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 class LLMFact(BaseModel):
-    """One fact as the extraction prompt (``prompts/extract_facts.md``) returns it."""
+    """One fact as the extraction prompt (``prompts/extract_facts.md``) returns it: the number
+    of the ``line`` it comes from (first, so that a model walks the lines in order). Whom it is
+    about is the line's speaker, and its concepts are the key phrases of its text, unless the
+    model says otherwise (the prompt does not ask: every output token costs time)."""
 
+    line: int
     text: str = Field(min_length=3, max_length=1000)
-    category: Category
+    category: Category = Category.OTHER
+    about: str | None = Field(default=None, max_length=200)
     concepts: list[str] = Field(default_factory=list, max_length=12)
-    source_turns: list[int] = Field(default_factory=list)
 
 
 class ExtractionOutput(BaseModel):
@@ -370,10 +406,18 @@ class ExtractionOutput(BaseModel):
     facts: list[LLMFact] = Field(default_factory=list, max_length=50)
 
 
-class ReconcileOutput(BaseModel):
-    """Schema of ``prompts/reconcile.md``. ``target`` is the small integer of a listed fact."""
+class ReconcileItem(BaseModel):
+    """One decision of ``prompts/reconcile.md``: for new fact ``fact``, ``action`` on the listed
+    stored fact ``target`` (its small integer)."""
 
+    fact: int
     action: Literal["ADD", "UPDATE", "SUPERSEDE", "NOOP"]
     target: int | None = None
     text: str | None = Field(default=None, max_length=1000)
-    reason: str = ""
+    reason: str = Field(default="", max_length=300)
+
+
+class ReconcileBatch(BaseModel):
+    """Schema of ``prompts/reconcile.md``: one decision per new fact."""
+
+    decisions: list[ReconcileItem] = Field(default_factory=list, max_length=50)

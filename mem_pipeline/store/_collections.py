@@ -77,7 +77,7 @@ def in_scope(p: Mapping[str, Any], scope: Scope) -> bool:
 def metadata_conditions(filters: Mapping[str, Any] | None) -> list[models.Condition]:
     """``{"category": "plan", "concepts": ["x"], "session": 3}`` -> Qdrant conditions.
 
-    ``category`` and ``concepts`` match the fact's own fields; any other key matches
+    ``category``, ``concepts`` and ``kind`` match the fact's own fields; any other key matches
     ``metadata.<key>``. A list value matches any of its items.
     """
     out: list[models.Condition] = []
@@ -86,7 +86,7 @@ def metadata_conditions(filters: Mapping[str, Any] | None) -> list[models.Condit
     for key, value in (filters or {}).items():
         if not isinstance(key, str) or not key:
             raise InvalidInputError(f"filter keys must be non-empty strings, got {key!r}")
-        field = key if key in ("category", "concepts") else f"metadata.{key}"
+        field = key if key in ("category", "concepts", "kind") else f"metadata.{key}"
         if isinstance(value, (list, tuple, set)):
             vals = list(value)
             if not all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in vals):
@@ -106,6 +106,9 @@ def metadata_conditions(filters: Mapping[str, Any] | None) -> list[models.Condit
 _LATER_FACT_INDEXES = {
     "metadata.speaker": models.PayloadSchemaType.KEYWORD,
     "key_hash": models.PayloadSchemaType.KEYWORD,
+    "kind": models.PayloadSchemaType.KEYWORD,
+    "sources": models.PayloadSchemaType.KEYWORD,
+    "slot": models.PayloadSchemaType.KEYWORD,
 }
 
 VALID = models.FieldCondition(key="valid", match=models.MatchValue(value=True))
@@ -191,7 +194,6 @@ class StoreBase:
                     "valid": models.PayloadSchemaType.BOOL,
                     "created_ts": models.PayloadSchemaType.FLOAT,
                     "ingest_ns": models.PayloadSchemaType.INTEGER,  # order_by needs a range index
-                    "key_hash": models.PayloadSchemaType.KEYWORD,
                     **_LATER_FACT_INDEXES,
                 },
             )

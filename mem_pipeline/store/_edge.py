@@ -106,8 +106,6 @@ def secure_tree(root: str | Path) -> None:
                 os.chmod(os.path.join(dirpath, f), 0o600)
 
 
-
-
 class EdgeClient:
     """The subset of ``QdrantClient`` the store uses, on qdrant-edge shards under ``path``."""
 

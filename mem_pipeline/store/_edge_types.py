@@ -51,8 +51,6 @@ SCHEMA = {
 }
 
 
-
-
 def bools(payload: Mapping[str, Any]) -> dict[str, Any]:
     """The booleans of ``payload`` as 0/1, in the same nesting (dicts only)."""
     out: dict[str, Any] = {}
@@ -217,4 +215,3 @@ class Shard:
                 return fn(*args, **kw)
 
         return call
-

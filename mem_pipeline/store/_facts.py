@@ -220,6 +220,25 @@ class FactStore(StoreBase):
                 return payload_to_fact(r.id, p)
         return None
 
+    def in_slot(self, scope: Scope, slot: str, *, include_invalid: bool = False) -> list[StoredFact]:
+        """The facts of ``scope`` that set ``slot`` (``StoredFact.slot``): the current ones, and
+        with ``include_invalid`` the superseded ones too."""
+        conds = [models.FieldCondition(key="slot", match=models.MatchValue(value=slot))]
+        flt = scope_filter(scope, *conds, *([] if include_invalid else [VALID]))
+        with self._translate("reading a slot"):
+            recs, _ = self.client.scroll(self.facts, scroll_filter=flt, limit=64, with_payload=HIT_PAYLOAD)
+        return [payload_to_fact(r.id, r.payload or {}) for r in recs]
+
+    def citing(self, scope: Scope, turn_ids: Sequence[str]) -> list[StoredFact]:
+        """The facts of ``scope``'s user (any agent or run, valid or not) whose sources include
+        one of ``turn_ids``."""
+        if not turn_ids:
+            return []
+        flt = user_filter(scope)
+        assert isinstance(flt.must, list)
+        flt.must.append(models.FieldCondition(key="sources", match=models.MatchAny(any=list(turn_ids))))
+        return [payload_to_fact(r.id, r.payload or {}) for r in self._scroll(self.facts, flt)]
+
     def get_facts(self, scope: Scope, ids: Sequence[str]) -> list[StoredFact]:
         """The facts with these ids that belong to ``scope`` (others are silently absent)."""
         if not ids:
@@ -326,11 +345,15 @@ class FactStore(StoreBase):
         limit: int,
         filters: Mapping[str, Any] | None = None,
         include_invalid: bool = False,
+        kind: str | None = None,
     ) -> list[Candidate]:
-        """Dense and lexical search in one round trip; candidates carry each raw score."""
+        """Dense and lexical search in one round trip; candidates carry each raw score. With
+        ``kind`` (``"fact"`` or ``"turn"``), of that kind only."""
         conds = metadata_conditions(filters)
         if not include_invalid:
             conds.append(VALID)
+        if kind is not None:
+            conds.append(models.FieldCondition(key="kind", match=models.MatchValue(value=kind)))
         flt = scope_filter(scope, *conds)
         requests: list[models.QueryRequest] = []
         kinds: list[str] = []
@@ -366,7 +389,7 @@ class FactStore(StoreBase):
                 pid = str(p.id)
                 cand = found.get(pid)
                 if cand is None:
-                    cand = found[pid] = Candidate(payload_to_fact(pid, p.payload or {}))
+                    cand = found[pid] = Candidate(pid, dict(p.payload or {}))
                 setattr(cand, kind, float(p.score))
         return list(found.values())
 

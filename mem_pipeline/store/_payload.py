@@ -29,6 +29,7 @@ __all__ = [
     "Candidate",
     "VectorLike",
     "fact_to_payload",
+    "kind_of",
     "legacy_id",
     "payload_to_fact",
     "repeat_key",
@@ -41,13 +42,50 @@ VectorLike = Sequence[float] | npt.NDArray[np.float32]
 TURN_LINKS_VERSION = 1
 
 
-@dataclass
+@dataclass(slots=True)
 class Candidate:
-    """A fact found by search, with the raw score of each signal that found it."""
+    """A fact or turn found by search: its id, the payload the search read (every field but
+    the embedded and indexed texts), and the raw score of each signal that found it. Ranking
+    reads the payload directly; the full :class:`StoredFact` is built (once) only when asked,
+    for what is returned."""
 
-    fact: StoredFact
+    id: str
+    payload: dict[str, Any]
     dense: float | None = None
     lexical: float | None = None
+    _fact: StoredFact | None = None
+
+    @classmethod
+    def of(cls, fact: StoredFact, dense: float | None = None, lexical: float | None = None) -> Candidate:
+        """A candidate for a fact in hand (as a search would have read it)."""
+        return cls(fact.id, fact_to_payload(fact, fact.text, fact.text), dense, lexical, fact)
+
+    @property
+    def fact(self) -> StoredFact:
+        if self._fact is None:
+            self._fact = payload_to_fact(self.id, self.payload)
+        return self._fact
+
+    @property
+    def text(self) -> str:
+        return str(self.payload.get("text", ""))
+
+    @property
+    def kind(self) -> str:
+        return kind_of(self.payload)
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        meta = self.payload.get("metadata")
+        return meta if isinstance(meta, dict) else {}
+
+
+def kind_of(p: Mapping[str, Any]) -> str:
+    """A point's kind: ``fact`` or ``turn`` (points written before kinds: a raw turn is a turn)."""
+    kind = p.get("kind")
+    if kind in ("fact", "turn"):
+        return str(kind)
+    return "turn" if p.get("origin", "raw") == "raw" else "fact"
 
 
 def _ts(dt: datetime | None) -> float | None:
@@ -86,6 +124,9 @@ def legacy_id(scope: Scope, origin: str, text: str, embed_text: str, metadata: M
 def fact_to_payload(f: StoredFact, embed_text: str, index_text: str) -> dict[str, Any]:
     p: dict[str, Any] = {
         **f.scope.payload(),
+        "kind": f.kind,
+        "sources": list(f.sources),
+        "slot": f.slot,
         "key_hash": repeat_key(f.scope, f.origin, f.text, embed_text, f.metadata),
         "text": f.text,
         "embed_text": embed_text,
@@ -125,6 +166,9 @@ def payload_to_fact(point_id: Any, p: Mapping[str, Any]) -> StoredFact:
     assert created is not None
     return StoredFact(
         id=str(point_id),
+        kind=kind_of(p),  # type: ignore[arg-type]
+        sources=list(p.get("sources") or []),
+        slot=p.get("slot"),
         text=p["text"],
         category=Category(p.get("category", "other")),
         concepts=list(p.get("concepts") or []),

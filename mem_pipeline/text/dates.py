@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-__all__ = ["asks_when", "date_ranges", "says_when"]
+__all__ = ["asks_when", "date_ranges", "is_relative", "resolve_relative", "says_when"]
 
 _MONTHS = {
     m: i + 1
@@ -97,3 +97,113 @@ def says_when(text: str) -> bool:
     "two months ago"), a weekday, a month or a year ("in 2019"; a bare number is not). The
     turn that answers "when?" usually says one of these; the session date then resolves it."""
     return bool(_TIME_EXPRESSION.search(text))
+
+
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_COUNTS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "a couple of": 2,
+    "a few": 3,
+    "few": 3,
+    "several": 3,
+}
+_COUNT = r"\d{1,3}|" + "|".join(sorted((re.escape(k) for k in _COUNTS), key=len, reverse=True))
+_RELATIVE = re.compile(
+    r"\b(?:(?P<day>yesterday|today|tonight|tomorrow|this (?:morning|afternoon|evening)|last night)"
+    r"|(?P<rel>last|next|this|past) (?P<unit>week|weekend|month|year|summer|winter|spring|fall|autumn|"
+    + "|".join(_WEEKDAYS)
+    + r")"
+    r"|(?P<count>" + _COUNT + r") (?P<units>days?|weeks?|months?|years?) ago)\b",
+    re.IGNORECASE,
+)
+
+
+def _date(d: datetime) -> str:
+    return f"{d.day} {d.strftime('%B')} {d.year}"
+
+
+def _month(d: datetime, shift: int = 0) -> str:
+    m = d.month - 1 + shift
+    return datetime(d.year + m // 12, m % 12 + 1, 1).strftime("%B %Y")
+
+
+def _relative(m: re.Match[str], when: datetime) -> str:
+    g = m.groupdict()
+    if g["day"]:
+        day = g["day"].lower()
+        shift = -1 if day in ("yesterday", "last night") else 1 if day == "tomorrow" else 0
+        return f"on {_date(when + timedelta(days=shift))}"
+    if g["rel"]:
+        step = {"last": -1, "past": -1, "next": 1, "this": 0}[g["rel"].lower()]
+        unit = g["unit"].lower()
+        if unit in _WEEKDAYS:
+            delta = (_WEEKDAYS.index(unit) - when.weekday()) % 7
+            if step < 0:
+                delta = delta - 7 if delta else -7
+            elif step > 0:
+                delta = delta or 7
+            return f"on {unit.capitalize()} {_date(when + timedelta(days=delta))}"
+        if unit == "week":
+            return {-1: "in the week before ", 0: "in the week of ", 1: "in the week after "}[step] + _date(
+                when
+            )
+        if unit == "weekend":
+            ahead = (5 - when.weekday()) % 7  # days to the coming Saturday (0: today)
+            saturday = when + timedelta(
+                days=ahead - 7 if step < 0 else ahead + (7 if step > 0 and not ahead else 0)
+            )
+            return f"on the weekend of {_date(saturday)}"
+        if unit == "month":
+            return f"in {_month(when, step)}"
+        if unit == "year":
+            return f"in {when.year + step}"
+        season = "autumn" if unit == "fall" else unit
+        return f"in the {season} of {when.year + step}"
+    count = g["count"].lower()
+    n = int(count) if count.isdigit() else _COUNTS[count]
+    units = g["units"].lower()
+    if units.startswith("day"):
+        return f"on {_date(when - timedelta(days=n))}"
+    if units.startswith("week"):
+        return f"in the week of {_date(when - timedelta(weeks=n))}"
+    if units.startswith("month"):
+        return f"in {_month(when, -n)}"
+    return f"in {when.year - n}"
+
+
+_PREPOSITIONS = frozenset("for until till by from since before after of to".split())
+
+
+def resolve_relative(text: str, when: datetime) -> str:
+    """``text`` with its relative dates ("yesterday", "last week", "two months ago", "next
+    Friday", "last summer") written as the dates they mean, counted from ``when`` (the time
+    the text was said): "I went to a support group yesterday" said on 8 May 2023 becomes "I
+    went to a support group on 7 May 2023". Other words are left as they are."""
+
+    def repl(m: re.Match[str]) -> str:
+        out = _relative(m, when)
+        before = text[: m.start()].rstrip().rsplit(" ", 1)[-1].lower()
+        if before in _PREPOSITIONS:  # "enough for today" -> "enough for 30 January 2026"
+            out = out.split(" ", 1)[1] if out.startswith(("on ", "in ")) else out
+        at_start = not text[: m.start()].strip(" \"'“‘(")
+        return out[0].upper() + out[1:] if at_start else out
+
+    return _RELATIVE.sub(repl, text)
+
+
+def is_relative(text: str) -> bool:
+    """Whether ``text`` still holds a relative date :func:`resolve_relative` would rewrite."""
+    return bool(_RELATIVE.search(text))

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from .lexical import STOPWORDS, content_words, split_sentences, tokens
 
 __all__ = [
+    "about_person",
     "asks_name",
     "candidate_phrases",
     "name_tokens",
@@ -203,3 +204,16 @@ def names_something(text: str, people: Iterable[str] = ()) -> bool:
                 continue
             return True
     return False
+
+
+_PERSONAL = re.compile(
+    r"\b(?:i|i['’]m|i['’]ve|i['’]d|i['’]ll|me|my|mine|myself|we|we['’]re|our|ours|us)\b", re.IGNORECASE
+)
+
+
+def about_person(text: str, named: bool = False) -> bool:
+    """Whether a question is about the person a memory keeps: it speaks in the first person
+    ("What do I do for work?", "my sister"), or (``named``) names one of the scope's speakers.
+    A general question ("What's the capital of Peru?", "convert 5 miles to km") is not, and
+    needs a closer match before memory answers it."""
+    return named or bool(_PERSONAL.search(text))

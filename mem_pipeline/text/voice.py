@@ -8,7 +8,7 @@ import unicodedata
 
 from .lexical import _TOKEN_RE, STOPWORDS, content_words, stem, tokens
 
-__all__ = ["conflicting_specifics", "third_person"]
+__all__ = ["conflicting_specifics", "first_person", "in_person", "strip_filler", "third_person"]
 
 _SPECIFIC = frozenset(
     """
@@ -110,3 +110,104 @@ def third_person(text: str) -> str:
     for pattern, repl in _VOICE_MAP:
         text = pattern.sub(repl, text)
     return text
+
+
+# The words after "I" that keep their form in the third person: modals, and past forms.
+_KEEPS_FORM = frozenset("can could will would shall should may might must was had did got went".split())
+_FIRST_PERSON = [
+    (re.compile(r"\bI\s*['’]\s*m\b|\bI am\b"), "{s} is"),
+    (re.compile(r"\bI\s*['’]\s*ve\b|\bI have\b"), "{s} has"),
+    (re.compile(r"\bI\s*['’]\s*d\b"), "{s} would"),
+    (re.compile(r"\bI\s*['’]\s*ll\b"), "{s} will"),
+    (re.compile(r"\bI don['’]t\b|\bI do not\b"), "{s} does not"),
+    (re.compile(r"\bI haven['’]t\b"), "{s} has not"),
+    (re.compile(r"\bI do\b"), "{s} does"),
+    (re.compile(r"\b[Mm]y\b"), "{s}'s"),
+    (re.compile(r"\b[Mm]ine\b"), "{s}'s"),
+    (re.compile(r"\b[Mm]yself\b"), "{s}"),
+    (re.compile(r"\b[Mm]e\b"), "{s}"),
+]
+_I_VERB = re.compile(r"\bI (\w+)")
+
+
+def _third_singular(verb: str) -> str:
+    """``verb`` as after "she": "love" -> "loves", "go" -> "goes", "study" -> "studies"; past
+    forms and modals as they are."""
+    low = verb.lower()
+    if low in _KEEPS_FORM or low.endswith("ed") or not low.isalpha() or len(low) < 2:
+        return verb
+    if low.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return verb + "es"
+    if low.endswith("y") and low[-2] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def in_person(text: str, subject: str) -> str:
+    """The speaker's first person in ``text`` told about ``subject`` ("Caroline", "the user"):
+    "I went to a support group" -> "Caroline went to a support group", "I love my dog" ->
+    "Caroline loves Caroline's dog". What the offline extractor stores, so that a fact names
+    whom it is about; the verb after "I" agrees (simple rules, no tagger)."""
+    for pattern, repl in _FIRST_PERSON:
+        text = pattern.sub(repl.format(s=subject), text)
+    text = _I_VERB.sub(lambda m: f"{subject} {_third_singular(m.group(1))}", text)
+    text = re.sub(r"\bI\b", subject, text)
+    return text[:1].upper() + text[1:] if text else text
+
+
+_FILLER = re.compile(
+    r"^(?:(?:oh|ok(?:ay)?|well|so|also|and|but|anyway|btw|by the way|fyi|actually|just so you know|"
+    r"for the record|just fyi|as i said|i told you|remember|you know what|guess what|fun fact|"
+    r"to be honest|honestly|tbh|hey|hi|hello|yeah|yes|no|nope)\b[\s,;:!.-]*)+",
+    re.IGNORECASE,
+)
+
+
+def strip_filler(text: str) -> str:
+    """``text`` without the discourse words it opens with ("Actually, ", "Just so you know, ",
+    "Oh and by the way "), which say how something is said, not what; the first letter is
+    capitalised again."""
+    out = _FILLER.sub("", text).strip()
+    return (out[:1].upper() + out[1:]) if out else text
+
+
+_AS_I = {
+    "is": "am",
+    "has": "have",
+    "does": "do",
+    "was": "was",
+    "doesn't": "don't",
+    "hasn't": "haven't",
+    "isn't": "am not",
+}
+_USER_SUBJECT = re.compile(r"\b[Tt]he user(?:['’]s)?\b(?:\s+(\w+(?:['’]t)?))?")
+
+
+def _first_singular(verb: str) -> str:
+    """``verb`` as after "I": "lives" -> "live", "goes" -> "go", "studies" -> "study"."""
+    low = verb.lower()
+    if low in _AS_I:
+        return _AS_I[low]
+    if low.endswith("ies") and len(low) > 4:
+        return verb[:-3] + "y"
+    if low.endswith(("ches", "shes", "sses", "xes", "zes", "oes")):
+        return verb[:-2]
+    if low.endswith("s") and not low.endswith("ss") and len(low) > 3:
+        return verb[:-1]
+    return verb
+
+
+def first_person(text: str) -> str:
+    """A fact about "the user" told in the user's own voice ("The user lives in Cork" -> "I live
+    in Cork", "the user's sister" -> "my sister"): how a fact is embedded, so that it compares
+    with the user's questions ("Where do I live?") and turns in one voice (cosine 0.41 against
+    0.23 in the third person for that pair, with the local model)."""
+
+    def repl(m: re.Match[str]) -> str:
+        whole = m.group(0)
+        if re.match(r"[Tt]he user['’]s", whole):
+            return "my" + whole[len("the user's") :]
+        verb = m.group(1)
+        return "I" if verb is None else f"I {_first_singular(verb)}"
+
+    return _USER_SUBJECT.sub(repl, text)

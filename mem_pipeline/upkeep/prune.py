@@ -12,12 +12,14 @@ __all__ = ["faded"]
 
 
 def faded(parts: Parts, scope: Scope, at: datetime, min_strength: float) -> list[StoredFact]:
-    """The current facts of ``scope`` whose decayed strength at ``at`` is below
-    ``min_strength``. Superseded facts are not listed: they are history, not memory."""
+    """The current facts and turns of ``scope`` whose decayed strength at ``at`` is below
+    ``min_strength``. Superseded facts are not listed: they are history, not memory. A turn a
+    remaining fact cites is its evidence and stays however old it is."""
     cfg = parts.config
-    return [
+    items = list(parts.store.scroll_facts(scope))
+    weak = [
         f
-        for f in parts.store.scroll_facts(scope)
+        for f in items
         if decayed_strength(
             f.last_seen_at,
             at,
@@ -29,3 +31,6 @@ def faded(parts: Parts, scope: Scope, at: datetime, min_strength: float) -> list
         )
         < min_strength
     ]
+    weak_ids = {f.id for f in weak}
+    cited = {t for f in items if f.kind == "fact" and f.id not in weak_ids for t in f.sources}
+    return [f for f in weak if f.id not in cited]

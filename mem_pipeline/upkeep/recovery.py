@@ -1,36 +1,18 @@
-"""Crash recovery: every write that spans several points is journaled, and a write left
-unfinished (by a crash or an error) is completed from the facts, which are the truth."""
+"""Crash recovery: every write that spans several points is journaled (``Parts.journaled``),
+and a write left unfinished (by a crash or an error) is completed from the facts, which are the
+truth."""
 
 from __future__ import annotations
 
-import contextlib
 import logging
-from collections.abc import Iterator
 from typing import Any
 
 from .._parts import Parts, event_row
 from ..models import Scope
 
-__all__ = ["journaled", "recover", "repair_user"]
+__all__ = ["recover", "repair_user"]
 
 log = logging.getLogger(__name__)
-
-
-@contextlib.contextmanager
-def journaled(parts: Parts, scope: Scope, op: str) -> Iterator[None]:
-    """Journal a write that spans several points: a fact, its history, concept counts and
-    links are separate Qdrant writes, so a crash (or an error) between them would leave a
-    fact without its ADD event or counts off by one. The entry is cleared when the write is
-    complete; one left behind is repaired by :func:`recover` (on open for embedded stores)."""
-    jid = parts.store.begin(scope, op)
-    try:
-        yield
-    except BaseException:
-        with contextlib.suppress(Exception):  # repair now if we can, else on the next open
-            repair_user(parts, scope, op)
-            parts.store.end(jid)
-        raise
-    parts.store.end(jid)
 
 
 def recover(parts: Parts) -> int:

@@ -1,0 +1,82 @@
+"""Small talk: the sentences that say nothing durable about the person who says them
+(greetings, thanks, acknowledgements, questions and requests to the assistant, passing
+moods), told apart from statements, short ones included ("I'm vegan.", "I'm 34.")."""
+
+from __future__ import annotations
+
+import re
+
+from .lexical import content_words, split_sentences, tokens
+from .voice import strip_filler
+
+__all__ = ["is_small_talk", "is_statement"]
+
+# Words of greetings, thanks, acknowledgements and goodbyes: a sentence made of them only says
+# nothing about the person ("thanks a lot!", "ok cool", "have a nice evening :)").
+_SMALL_TALK = frozenset(
+    """
+    hi hello hey heya hiya yo heyyy hey there morning evening afternoon night good great nice cool
+    awesome perfect fine ok okay k kk sure yes yeah yep yup no nope nah thanks thank thx ty cheers
+    much lot so very you too welcome bye goodbye see later soon talk tomorrow tonight take care
+    have a an the day evening weekend lol haha hahaha lmao wow whoa oh ah ahh hmm hm ugh meh
+    sounds got it noted alright right fair enough makes sense all good no worries np indeed
+    wild that's that is enough for now again please appreciate it helpful super bad not chilling
+    just nm nothing much up what's whats how are doing you're i'm well been
+    """.split()
+)
+# one-off states of the moment: not durable ("I slept badly", "just bored")
+_TRANSIENT = re.compile(
+    r"\b(?:slept (?:badly|poorly|well|in)|didn['’]?t sleep|tired|sleepy|bored|hungry|thirsty|exhausted|"
+    r"knackered|hungover|just woke up|running late|on my way|chilling|in a (?:good|bad) mood|"
+    r"it(?:['’]?s| is) (?:raining|sunny|cold|hot|snowing)|(?:mondays|fridays)\b)",
+    re.IGNORECASE,
+)
+# a request to the assistant: not a statement about the user
+_REQUEST = re.compile(
+    r"^\s*(?:(?:please|pls|ok|so|anyway|now)[\s,]+)*(?:can|could|would|will) you\b|^\s*(?:please )?"
+    r"(?:tell me|give me|show me|help me|explain|recommend|suggest|find me|remind me|write|translate|"
+    r"summari[sz]e|list|define)\b",
+    re.IGNORECASE,
+)
+_GREETING = re.compile(
+    r"^\s*(hi|hello|hey|hiya|yo|thanks|thank you|thx|cheers|good (morning|afternoon|evening|night)"
+    r"|bye|goodbye|see you|ok|okay|sure|cool|great|nice|lol|haha|yes|no|yep|nope|alright"
+    r"|sounds good|got it|no worries|you too)\b[\s!.,:)(-]*"
+    r"(there|again|so much|a lot|everyone|all|buddy|mate)?[\s!.,:)(-]*$",
+    re.IGNORECASE,
+)
+_QUESTION_START = re.compile(
+    r"^\s*(who|what|when|where|why|how|which|whose|do|does|did|can|could|would|will|should|is|"
+    r"are|am|was|were|have|has|shall|may|might)\b",
+    re.IGNORECASE,
+)
+_FIRST_PERSON = re.compile(r"\b(?:i|i['’]m|i['’]ve|i['’]d|i['’]ll|me|my|mine|we|our|us)\b", re.IGNORECASE)
+_THANKS = re.compile(r"^\s*(?:thanks|thank you|thx|ty|cheers|much appreciated)\b", re.IGNORECASE)
+
+
+def is_small_talk(text: str) -> bool:
+    """Whether a user turn says nothing about the user: every sentence of it is a greeting,
+    thanks or acknowledgement, a question or request to the assistant, or a passing mood."""
+    sentences = [s for s in split_sentences(text) if s.strip()]
+    return all(not is_statement(strip_filler(s)) for s in sentences)
+
+
+def is_statement(sentence: str) -> bool:
+    """Whether a sentence states something durable: not a greeting, thanks or acknowledgement
+    (made only of such words), a question, a request to the assistant, or a passing mood;
+    short first-person statements count ("I'm 34.", "I'm vegan.")."""
+    s = sentence.strip()
+    words = tokens(s)
+    if not s or not words or _GREETING.match(s) or all(w in _SMALL_TALK for w in words):
+        return False
+    if _THANKS.match(s):  # gratitude, whatever follows ("Thank you so much, that was helpful!")
+        return False
+    if s.endswith("?") or (_QUESTION_START.match(s) and not s.endswith((".", "!"))):
+        return False
+    if _REQUEST.search(s):
+        return False
+    if _TRANSIENT.search(s) and len(words) <= 8:
+        return False
+    if not content_words(s):
+        return False
+    return len(words) >= 2 if _FIRST_PERSON.search(s) else len(words) >= 3
