@@ -24,17 +24,14 @@ import math
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from itertools import combinations
 
-from .recall import Hit
-from .text.lexical import STOPWORDS, content_words, tokens
+from .text.lexical import STOPWORDS, tokens
 from .text.phrases import candidate_phrases, normalize_concept
 
 __all__ = [
     "Expansion",
     "LinkStats",
-    "boost_by_concepts",
     "expand",
     "followable",
     "link_strength",
@@ -143,45 +140,6 @@ def pair_deltas(
     concepts = {c: 1 for c in a - b}
     concepts.update({c: -1 for c in b - a})
     return {k: v for k, v in pairs.items() if v}, concepts
-
-
-@lru_cache(maxsize=8192)
-def _word_set(text: str) -> frozenset[str]:
-    return frozenset(content_words(text))
-
-
-def boost_by_concepts(hits: Sequence[Hit], query_concepts: Mapping[str, float], boost: float) -> list[Hit]:
-    """Rank higher the direct hits tagged with a concept the query names (pure).
-
-    A hit whose concepts include query concept ``c`` (matched with weight ``w``) has its score
-    multiplied by ``1 + boost * w`` (the best such concept counts); ``parts.concept`` records
-    ``w``. Returns the hits re-sorted, best first.
-
-    Only a concept whose words are *not* in the hit's own text counts: a tag like "dog" on
-    "we adopted a puppy" tells the ranking something the words do not, while a tag that
-    repeats the text ("painting" on "I love painting", as the key phrases of a raw turn do)
-    was already scored by the lexical signal, and boosting it would count the same words
-    twice (LoCoMo R@5 -0.011 when it did; see README "Recall quality").
-    """
-    if not query_concepts or boost <= 0:
-        return list(hits)
-    out = []
-    for h in hits:
-        tagged = [c for c in h.concepts if c in query_concepts]
-        if tagged:
-            words = _word_set(h.text)
-            tagged = [c for c in tagged if not _word_set(c) <= words]
-        w = max((query_concepts[c] for c in tagged), default=0.0)
-        if w > 0:
-            h = h.model_copy(
-                update={
-                    "score": h.score * (1 + boost * w),
-                    "parts": h.parts.model_copy(update={"concept": w}),
-                }
-            )
-        out.append(h)
-    out.sort(key=lambda h: h.score, reverse=True)
-    return out
 
 
 _PARTICLES = frozenset("out up off down over back in on".split())  # "timed out", "back off"

@@ -1,4 +1,5 @@
-"""The read path's results: scored hits, and their rendering as a delimited data block."""
+"""The read path's results: scored hits (facts and turns) and association hits, and their
+rendering as a delimited data block."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from .models import Category, ScoreParts, StoredFact, Via
+from .models import Category, Kind, ScoreParts, StoredFact, Via
 
 __all__ = ["Hit", "Recall", "Source", "hit_from_fact"]
 
@@ -20,9 +21,12 @@ Source = Literal["semantic", "lexical", "concept", "association"]
 
 
 class Hit(BaseModel):
-    """One recalled fact, with the parts of its score and (for association hits) the path."""
+    """One recalled fact or turn, with the parts of its score and (for association hits) the
+    path. ``kind`` says which: a fact lists the turns it came from (``sources``) and those of
+    them this search also found (``folded``: not returned as hits of their own)."""
 
     id: str
+    kind: Kind = "fact"
     text: str
     score: float
     source: Source
@@ -33,11 +37,14 @@ class Hit(BaseModel):
     valid: bool = True
     parts: ScoreParts = Field(default_factory=ScoreParts)
     via: Via | None = None
+    sources: list[str] = Field(default_factory=list)
+    folded: list[str] = Field(default_factory=list)
 
     def brief(self) -> dict[str, Any]:
         """The JSON shape printed by ``search --json``."""
         out: dict[str, Any] = {
             "id": self.id,
+            "kind": self.kind,
             "text": self.text,
             "score": round(self.score, 4),
             "source": self.source,
@@ -49,7 +56,23 @@ class Hit(BaseModel):
         }
         if self.via is not None:
             out["via"] = self.via.model_dump()
+        if self.kind == "fact":
+            out["sources"] = self.sources
+            out["folded"] = self.folded
         return out
+
+    def label(self) -> str:
+        """What the prompt block says of the item: its date and category (a fact), or its date
+        and speaker (a turn); an association also names the concept path that reached it."""
+        day = self.created_at.date().isoformat()
+        if self.kind == "turn":
+            speaker = self.metadata.get("speaker")
+            label = f"{day} said" + (f" by {_escape(str(speaker))[1:-1]}" if speaker else "")
+        else:
+            label = f"{day} {self.category.value}"
+        if self.via is not None:
+            label += " via " + ">".join(_escape(c)[1:-1] for c in self.via.path)
+        return label
 
 
 _OPEN = "<memory-data>"
@@ -95,10 +118,13 @@ def _approx_tokens(text: str) -> int:
 
 
 class Recall(BaseModel):
-    """The result of a search: direct hits first, association hits after them."""
+    """The result of a search: the hits (at most the ``limit`` asked for, facts and turns, best
+    first) and, beside them, the association hits the concept links reached (each with its
+    ``via`` path), which never take a hit's place."""
 
     query: str
     hits: list[Hit]
+    associations: list[Hit] = Field(default_factory=list)
     query_concepts: dict[str, float] = Field(default_factory=dict)
     expanded_concepts: dict[str, float] = Field(default_factory=dict)
 
@@ -117,38 +143,43 @@ class Recall(BaseModel):
             "query_concepts": self.query_concepts,
             "expanded_concepts": self.expanded_concepts,
             "hits": [h.brief() for h in self.hits],
+            "associations": [h.brief() for h in self.associations],
         }
 
     def explain(self) -> str:
         """The hits as text for a person: score and text, then where each came from and the
         parts of its score (one hit per two lines; "(nothing found)" when empty)."""
-        if not self.hits:
+        if not self.hits and not self.associations:
             return "  (nothing found)"
         out = []
-        for h in self.hits:
+        for h in [*self.hits, *self.associations]:
             p = h.parts
             via = f"  via {' > '.join(h.via.path)}" if h.via else ""
             out.append(f"  {h.score:5.3f}  {h.text}")
+            folded = f", {len(h.folded)} of its turns folded" if h.folded else ""
             out.append(
-                f"         [{h.source}{via}; sim {p.similarity:.2f}, lexical {p.lexical:.2f}, "
-                f"decay {p.decay:.2f}, reinforcement {p.reinforcement:.2f}]"
+                f"         [{h.kind}, {h.source}{via}; sim {p.similarity:.2f}, lexical {p.lexical:.2f}, "
+                f"decay {p.decay:.2f}, reinforcement {p.reinforcement:.2f}, confidence "
+                f"{p.confidence:.2f}{folded}]"
             )
         return "\n".join(out)
 
-    def to_prompt(self, max_tokens: int | None = 800) -> str:
-        """A delimited data block for a system or user prompt, trimmed to ``max_tokens`` by score.
+    def to_prompt(self, max_tokens: int | None = 800, associations: int = 2) -> str:
+        """A delimited data block for a system or user prompt, within ``max_tokens``.
 
-        Every item carries its date and category; association items say which concepts led to
-        them. Stored text is escaped (see :func:`_escape`). An empty recall renders an empty
-        block, so a prompt template can always include it.
+        Facts come first, best first, then turns, each with its date (and a fact's category, a
+        turn's speaker); then at most ``associations`` association items, only within what the
+        direct hits left of the budget, each saying which concepts led to it. Stored text is
+        escaped (see :func:`_escape`). An empty recall renders an empty block, so a prompt
+        template can always include it.
         """
         lines = [_OPEN, _PREAMBLE]
         budget = None if max_tokens is None else max_tokens - _approx_tokens("\n".join([*lines, _CLOSE]))
-        for hit in sorted(self.hits, key=lambda h: h.score, reverse=True):
-            label = f"{hit.created_at.date().isoformat()} {hit.category.value}"
-            if hit.via is not None:
-                label += " via " + ">".join(_escape(c)[1:-1] for c in hit.via.path)
-            line = f"- [{label}] {_escape(hit.text)}"
+        by_score = sorted(self.hits, key=lambda h: h.score, reverse=True)
+        ordered = [h for h in by_score if h.kind == "fact"] + [h for h in by_score if h.kind != "fact"]
+        ordered += sorted(self.associations, key=lambda h: h.score, reverse=True)[: max(0, associations)]
+        for hit in ordered:
+            line = f"- [{hit.label()}] {_escape(hit.text)}"
             cost = _approx_tokens(line) + 1
             if budget is not None:
                 if cost > budget:
@@ -160,10 +191,18 @@ class Recall(BaseModel):
 
 
 def hit_from_fact(
-    f: StoredFact, score: float, source: Source, parts: ScoreParts, via: Via | None = None
+    f: StoredFact,
+    score: float,
+    source: Source,
+    parts: ScoreParts,
+    via: Via | None = None,
+    folded: list[str] | None = None,
 ) -> Hit:
     return Hit(
         id=f.id,
+        kind=f.kind,
+        sources=list(f.sources),
+        folded=list(folded or []),
         text=f.text,
         score=score,
         source=source,

@@ -4,11 +4,15 @@
 
     analyse    speakers it names, dates, "when" / name questions, the user's concepts it names
                (``query``: one frozen :class:`~mem_pipeline.read.query.Query`)
-    candidates dense + lexical search over the scope, each candidate scored by both signals
-    rank       relevance x decay x reinforcement, with the query's boosts (``rank``, pure)
-    concepts   hits tagged with a concept the query names rank higher (``concepts``)
-    associate  facts reached only through concept links, after the direct hits (``associate``)
-    -> Recall  scored hits, explained; ``Recall.to_prompt()`` the data block (``recall``)
+    candidates dense + lexical search over the scope's facts and turns, each candidate scored
+               by both signals, read as payloads (no objects built yet)
+    rank       relevance x decay x reinforcement with the query's boosts; the concept boost
+               (``rank``, pure)
+    floor      a hit must be likely relevant at all (``confidence`` >= ``min_score``), so an
+               unrelated question gets nothing
+    fold       a turn whose fact is also a hit folds under that fact
+    associate  facts reached only through concept links, beside the hits (``associate``)
+    -> Recall  hits and associations, explained; ``Recall.to_prompt()`` the data block
 """
 
 from __future__ import annotations
@@ -19,13 +23,13 @@ from datetime import datetime
 from typing import Any
 
 from .._parts import Parts
-from ..concepts import boost_by_concepts
-from ..models import Scope
-from ..recall import Recall
+from ..models import Scope, ScoreParts
+from ..recall import Hit, Recall, Source, hit_from_fact
 from ..store import Candidate, VectorLike
+from ..text.phrases import about_person
 from .associate import associate
 from .query import Query, analyse
-from .rank import fill_scores, rank
+from .rank import Ranked, boost_by_concepts, confidence, fill_scores, fold, rank
 
 __all__ = ["Reader"]
 
@@ -57,8 +61,9 @@ class Reader:
         at: datetime,
         filters: Mapping[str, Any] | None = None,
         include_invalid: bool = False,
-        reinforce: bool | None = None,
+        reinforce: bool = False,
         expand: bool | None = None,
+        min_score: float | None = None,
     ) -> Recall:
         """See ``Memory.search`` (arguments already checked)."""
         parts, cfg = self.parts, self.parts.config
@@ -68,6 +73,7 @@ class Reader:
         use_concepts = bool(cfg.concept_boost or expanding)
         q = analyse(parts, scope, text, at, use_concepts=use_concepts)
         vec = parts.embed.embed_one(q.dense_text)
+        floor = cfg.min_score if min_score is None else min_score
         with parts.lock:
             # embedding the n-grams left to match by name runs beside the search and ranking
             # below (the model releases the GIL; on 2 cores this hides most of its cost)
@@ -92,24 +98,40 @@ class Reader:
                 name_boost=cfg.name_boost if q.asks_name else 0.0,
                 people=q.people,
             )
-            qc = (
-                parts.links.name_matches(scope, dict(q.concepts), grams.result() if grams else None)
-                if use_concepts
-                else {}
-            )
+            matched = parts.links.name_matches(scope, dict(q.concepts), grams.result() if grams else None)
+            qc = matched if use_concepts else {}
             if qc and cfg.concept_boost:
                 spec = parts.links.specificity(scope, list(qc))
                 ranked = boost_by_concepts(ranked, {c: w * spec[c] for c, w in qc.items()}, cfg.concept_boost)
-            hits = ranked[:limit]
-            if hits and (cfg.reinforce_on_recall if reinforce is None else reinforce):
-                by_id = {c.fact.id: c.fact for c in cands}
+            ranked = self._relevant(ranked, about_person(q.text, bool(q.named)) or bool(qc), floor, 3 * limit)
+            hits = [_hit(r, folded) for r, folded in fold(ranked, limit)]
+            if hits and reinforce:  # the caller says it will use them (a recall alone does not)
+                by_id = {c.id: c for c in cands}
                 for h in hits:
-                    parts.store.set_fact_fields(h.id, {"recalls": by_id[h.id].recalls + 1})
+                    parts.store.set_fact_fields(
+                        h.id, {"recalls": int(by_id[h.id].payload.get("recalls", 0)) + 1}
+                    )
             if not expanding or not qc:
                 return Recall(query=text, hits=hits, query_concepts=qc)
-            seen = {c.fact.id: c.fact for c in cands}
+            seen = {c.id: c.payload for c in cands}
             assoc, expanded = associate(parts, scope, {h.id for h in hits}, at, qc, seen)
-            return Recall(query=text, hits=[*hits, *assoc], query_concepts=qc, expanded_concepts=expanded)
+            return Recall(
+                query=text, hits=hits, associations=assoc, query_concepts=qc, expanded_concepts=expanded
+            )
+
+    def _relevant(self, ranked: list[Ranked], about: bool, floor: float, scan: int) -> list[Ranked]:
+        """The ranked candidates with their confidence (for the first ``scan``, which is all a
+        search returns from) and, with a ``floor``, without those below it. ``about``: the
+        question is about what this memory holds (the person, a speaker, a concept of theirs)."""
+        weights = self.parts.config.confidence_weights
+        out = []
+        for r in ranked[:scan]:
+            conf = confidence(r.cand.dense or 0.0, about, weights)
+            if floor and conf < floor:
+                continue
+            r.parts = r.parts._replace(confidence=conf)
+            out.append(r)
+        return out
 
     def _candidates(
         self,
@@ -127,11 +149,28 @@ class Reader:
         cands = store.search(
             scope, dense=vec, sparse=q.sparse, limit=pool, filters=filters, include_invalid=include_invalid
         )
-        no_dense = [c.fact.id for c in cands if c.dense is None]
-        no_lexical = [c.fact.id for c in cands if c.lexical is None] if q.sparse else []
+        no_dense = [c.id for c in cands if c.dense is None]
+        no_lexical = [c.id for c in cands if c.lexical is None] if q.sparse else []
         if no_dense or no_lexical:
             dense_of, lexical_of = store.scores_of(
                 scope, dense=vec, dense_ids=no_dense, sparse=q.sparse, sparse_ids=no_lexical
             )
             fill_scores(cands, dense=dense_of, lexical=lexical_of)
         return cands
+
+
+def _hit(r: Ranked, folded: list[str]) -> Hit:
+    """The hit of a returned candidate (the only place a full fact is built)."""
+    p = r.parts
+    parts = ScoreParts(
+        similarity=p.similarity,
+        lexical=p.lexical,
+        relevance=p.relevance,
+        decay=p.decay,
+        reinforcement=p.reinforcement,
+        concept=p.concept,
+        reply=p.reply,
+        confidence=p.confidence,
+    )
+    source: Source = "semantic" if r.cand.dense is not None else "lexical"
+    return hit_from_fact(r.cand.fact, r.score, source, parts, folded=folded)

@@ -4,31 +4,17 @@ labelled with the path that brought it."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from .._parts import Parts
 from ..concepts import Expansion, expand
-from ..decay import recency, reinforcement
-from ..models import Scope, ScoreParts, StoredFact, Via
+from ..models import Scope, ScoreParts, Via
 from ..recall import Hit, Source, hit_from_fact
+from ..store._payload import payload_to_fact
+from .rank import strength
 
 __all__ = ["associate"]
-
-
-def _brief(f: StoredFact) -> dict[str, Any]:
-    """The fields association scoring reads, from a fact already in hand (the payload shape of
-    ``QdrantStore.fact_briefs``)."""
-    return {
-        "concepts": f.concepts,
-        "category": f.category.value,
-        "created_ts": f.created_at.timestamp(),
-        "last_seen_ts": f.last_seen_at.timestamp(),
-        "confirmations": f.confirmations,
-        "recalls": f.recalls,
-        "valence": f.valence,
-        "importance": f.importance,
-    }
 
 
 def associate(
@@ -37,11 +23,11 @@ def associate(
     direct: set[str],
     at: datetime,
     qc: dict[str, float],
-    seen: Mapping[str, StoredFact],
+    seen: Mapping[str, Mapping[str, Any]],
 ) -> tuple[list[Hit], dict[str, float]]:
     """The association hits (at most ``config.association_limit``, none of ``direct``) and the
     concepts the links reach from the query's concepts ``qc`` (with their weights). ``seen``:
-    facts the search already read (not read again)."""
+    the payloads the search already read, by id (not read again)."""
     cfg = parts.config
     links = parts.links
     exp = expand(
@@ -65,7 +51,7 @@ def associate(
     # score every candidate from a few payload fields; read the full facts of the winners
     scored: list[tuple[float, str, Expansion, float, float]] = []
     ids = links.fact_ids(scope, telling, 20 * cfg.association_limit)
-    briefs = {fid: _brief(seen[fid]) for fid in ids if fid in seen and seen[fid].is_valid}
+    briefs = {fid: dict(seen[fid]) for fid in ids if fid in seen and seen[fid].get("valid", True)}
     briefs.update(parts.store.fact_briefs(scope, [fid for fid in ids if fid not in seen]))
     for fid, p in briefs.items():
         if fid in direct:
@@ -74,13 +60,13 @@ def associate(
             (reach[c] for c in p.get("concepts") or [] if c in telling),
             key=lambda e: e.weight * spec[e.concept],
         )
-        d, rf = _strength(
-            p, at, cfg.half_life(str(p.get("category", "other"))), cfg.decay_floor, cfg.use_decay
+        d, rf = (
+            strength(p, at.timestamp(), cfg.half_lives_days, cfg.decay_floor) if cfg.use_decay else (1.0, 1.0)
         )
         scored.append((best.weight * spec[best.concept] * d * rf, fid, best, d, rf))
     scored.sort(key=lambda t: (-t[0], t[1]))
     scored = scored[: cfg.association_limit]
-    winners = {t[1]: seen[t[1]] for t in scored if t[1] in seen}
+    winners = {t[1]: payload_to_fact(t[1], seen[t[1]]) for t in scored if t[1] in seen}
     winners.update(
         {f.id: f for f in parts.store.get_facts(scope, [t[1] for t in scored if t[1] not in seen])}
     )
@@ -93,22 +79,3 @@ def associate(
         source: Source = "association" if len(best.path) > 1 else "concept"
         hits.append(hit_from_fact(winners[fid], score, source, score_parts, via))
     return hits, expanded
-
-
-def _strength(
-    p: Mapping[str, Any], at: datetime, half_life: float, floor: float, use: bool
-) -> tuple[float, float]:
-    """(decay, reinforcement) of a fact from its payload fields; (1, 1) with decay off."""
-    if not use:
-        return 1.0, 1.0
-    last_seen = p.get("last_seen_ts") or p["created_ts"]
-    d = recency(
-        datetime.fromtimestamp(float(last_seen), tz=timezone.utc), at, half_life_days=half_life, floor=floor
-    )
-    rf = reinforcement(
-        int(p.get("confirmations", 1)),
-        int(p.get("recalls", 0)),
-        valence=float(p.get("valence", 0.0)),
-        importance=None if p.get("importance") is None else float(p["importance"]),
-    )
-    return d, rf

@@ -1,23 +1,76 @@
 """Ranking (pure): candidates scored from their dense and lexical scores and a few payload
-fields, with the query's boosts, the reply and session lifts, decay and reinforcement."""
+fields, with the query's boosts, the reply and session lifts, decay and reinforcement; the
+concept boost; how confident a hit is that it is relevant at all; and turns folded under the
+facts made of them.
+
+Everything here reads the candidates' payloads (numbers and short strings); the full hit of a
+candidate is built only if it is returned (``recall.Hit``)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
+from functools import lru_cache
+from typing import Any, NamedTuple
 
-from ..decay import fuse, recency, reinforcement
-from ..models import ScoreParts, session_key
-from ..recall import Hit, hit_from_fact
+from ..decay import decay_at, fuse, reinforcement
+from ..models import session_key
 from ..store import Candidate
 from ..text.dates import says_when
+from ..text.lexical import content_words
 from ..text.phrases import names_something
 
-__all__ = ["DATE_SLACK", "fill_scores", "rank", "reply_lift"]
+__all__ = [
+    "DATE_SLACK",
+    "Parts",
+    "Ranked",
+    "boost_by_concepts",
+    "confidence",
+    "fill_scores",
+    "fold",
+    "rank",
+    "reply_lift",
+]
 
 #: How long after a date named in a query a fact still counts as "of that date".
 DATE_SLACK = timedelta(days=3)
+
+
+class Parts(NamedTuple):
+    """Why a candidate ranked where it did (``models.ScoreParts`` once returned)."""
+
+    similarity: float = 0.0
+    lexical: float = 0.0
+    relevance: float = 0.0
+    decay: float = 1.0
+    reinforcement: float = 1.0
+    concept: float = 0.0
+    association: float = 0.0
+    reply: float = 0.0
+    confidence: float = 1.0
+
+
+@dataclass(slots=True)
+class Ranked:
+    """A scored candidate."""
+
+    cand: Candidate
+    score: float
+    parts: Parts
+
+    @property
+    def id(self) -> str:
+        return self.cand.id
+
+    @property
+    def text(self) -> str:
+        return self.cand.text
+
+    @property
+    def concepts(self) -> list[str]:
+        return list(self.cand.payload.get("concepts") or [])
 
 
 def fill_scores(
@@ -25,21 +78,18 @@ def fill_scores(
 ) -> None:
     """Give each candidate the score it lacks from the other search (in place).
 
-    The dense and lexical searches each return their own top of the pool, so a candidate
-    found by one only has no score from the other, and min-max (:func:`~mem_pipeline.decay.fuse`)
-    would scale each signal over a different set of candidates. A missing *dense* score made a
-    lexically found turn the least similar of all, when its cosine is often close to the
-    pool's. A missing *lexical* score left the lexical scale to the lexical pool alone: its
-    last turn scored 0, though the turns found by the dense search alone match fewer query
-    words still (LoCoMo R@10 .878 -> .880 at the same settings, see README). The store scores
-    those facts against the query (``QdrantStore.scores_of``: ``dense`` cosines, ``lexical``
-    scores for the facts that share a term with it) and the scores are filled in here.
+    The dense and lexical searches each return their own top of the pool, so a candidate found
+    by one only has no score from the other, and min-max (:func:`~mem_pipeline.decay.fuse`)
+    would scale each signal over a different set of candidates. The store scores those facts
+    against the query (``QdrantStore.scores_of``: ``dense`` cosines, ``lexical`` scores for
+    the facts that share a term with it) and the scores are filled in here (LoCoMo R@10 .878
+    -> .880 when the lexical side was filled too; ``eval/README.md``).
     """
     for c in candidates:
-        if c.dense is None and c.fact.id in dense:
-            c.dense = float(dense[c.fact.id])
-        if c.lexical is None and lexical.get(c.fact.id, 0.0) > 0:
-            c.lexical = float(lexical[c.fact.id])
+        if c.dense is None and c.id in dense:
+            c.dense = float(dense[c.id])
+        if c.lexical is None and lexical.get(c.id, 0.0) > 0:
+            c.lexical = float(lexical[c.id])
 
 
 def rank(
@@ -59,105 +109,91 @@ def rank(
     when_boost: float = 0.0,
     name_boost: float = 0.0,
     people: frozenset[str] = frozenset(),
-) -> list[Hit]:
-    """Score candidates (pure): relevance x decay x reinforcement, best first.
+) -> list[Ranked]:
+    """Score candidates: relevance x decay x reinforcement, best first.
 
-    A candidate whose ``metadata["speaker"]`` (lowercased) is in ``named_speakers`` has its
-    relevance multiplied by ``1 + speaker_boost``: "what did Mel paint?" is about Mel's turns.
-    A candidate created within one of the query's ``dates`` ranges ``[start, end)``, or up to
-    :data:`DATE_SLACK` after it (people report a day's events the next days: "yesterday I..."),
-    has its relevance multiplied by ``1 + date_boost``.
+    Relevance fuses the min-max scaled dense and lexical scores, then each signal multiplies or
+    adds (``MemoryConfig`` gives each one's measured effect):
 
-    ``when_boost`` (the caller passes it for a question that asks when: ``_text.asks_when``)
-    multiplies by ``1 + when_boost`` the relevance of each candidate whose text places
-    something in time (``_text.says_when``: "yesterday", "last week", a month, a year): the
-    turn that answers "when?" says when, and its date resolves the rest. ``name_boost`` (passed
-    for a question that asks for a name: ``_text.asks_name``) does the same for each candidate
-    whose text names something other than ``people``, the conversation's speakers
-    (``_text.names_something``: "we flew to Lisbon", a quoted title).
-
-    With ``reply_boost``, a candidate that answers a question (``fact.reply_to``) gains
-    ``reply_boost`` x the fused relevance of that question when the question is among the
-    candidates (:func:`reply_lift`), before the other boosts.
-
-    With ``session_boost``, each candidate that has a ``metadata["session"]`` gains
-    ``session_boost`` x the best relevance among the candidates of its session: a conversation
-    that holds a strong match for the query is where the rest of the answer tends to be (the
-    turn that asked, the turn that answered, the follow-up), so its other relevant turns rise
-    above equally relevant turns of unrelated conversations.
+    - ``speaker_boost``: x (1 + boost) for a turn whose ``metadata["speaker"]`` (lowercased) is
+      in ``named_speakers`` ("what did Mel paint?" is about Mel's turns);
+    - ``date_boost``: x (1 + boost) for a candidate created within one of the query's
+      ``dates`` ranges ``[start, end)``, or up to :data:`DATE_SLACK` after it;
+    - ``when_boost`` (passed for a question that asks when): x (1 + boost) for a text that
+      places something in time (``text.dates.says_when``);
+    - ``name_boost`` (passed for a question that asks for a name): x (1 + boost) for a text
+      that names something other than ``people``, the conversation's speakers;
+    - ``reply_boost``: + boost x the relevance of the question a turn answers
+      (:func:`reply_lift`), before the others;
+    - ``session_boost``: + boost x the best relevance among the candidates of the same
+      ``metadata["session"]``.
     """
     rel = fuse([c.dense for c in candidates], [c.lexical for c in candidates], dense_weight=dense_weight)
     lent = reply_lift(candidates, rel, reply_boost) if reply_boost else [0.0] * len(rel)
     rel = [r + x for r, x in zip(rel, lent)]
     if named_speakers and speaker_boost:
         rel = [
-            r * (1 + speaker_boost)
-            if str(c.fact.metadata.get("speaker", "")).lower() in named_speakers
-            else r
+            r * (1 + speaker_boost) if str(c.metadata.get("speaker", "")).lower() in named_speakers else r
             for c, r in zip(candidates, rel)
         ]
     if dates and date_boost:
+        spans = [(start.timestamp(), (end + DATE_SLACK).timestamp()) for start, end in dates]
         rel = [
-            r * (1 + date_boost)
-            if any(start <= c.fact.created_at < end + DATE_SLACK for start, end in dates)
-            else r
+            r * (1 + date_boost) if any(a <= float(c.payload["created_ts"]) < b for a, b in spans) else r
             for c, r in zip(candidates, rel)
         ]
     if when_boost:
-        rel = [r * (1 + when_boost) if says_when(c.fact.text) else r for c, r in zip(candidates, rel)]
+        rel = [r * (1 + when_boost) if says_when(c.text) else r for c, r in zip(candidates, rel)]
     if name_boost:
         rel = [
-            r * (1 + name_boost) if names_something(c.fact.text, people) else r
-            for c, r in zip(candidates, rel)
+            r * (1 + name_boost) if names_something(c.text, people) else r for c, r in zip(candidates, rel)
         ]
     if session_boost:
         rel = _session_lift(candidates, rel, session_boost)
-    hits = []
+    at = now.timestamp()
+    out = []
     for c, r, x in zip(candidates, rel, lent):
-        f = c.fact
-        d = (
-            recency(
-                f.last_seen_at,
-                now,
-                half_life_days=half_lives.get(f.category.value, 180.0),
-                floor=decay_floor,
-            )
-            if use_decay
-            else 1.0
-        )
-        rf = (
-            reinforcement(f.confirmations, f.recalls, valence=f.valence, importance=f.importance)
-            if use_decay
-            else 1.0
-        )
-        parts = ScoreParts(
-            similarity=c.dense or 0.0,
-            lexical=c.lexical or 0.0,
-            relevance=r,
-            decay=d,
-            reinforcement=rf,
-            reply=x,
-        )
-        hits.append(hit_from_fact(f, r * d * rf, "semantic" if c.dense is not None else "lexical", parts))
-    hits.sort(key=lambda h: h.score, reverse=True)
-    return hits
+        d, rf = strength(c.payload, at, half_lives, decay_floor) if use_decay else (1.0, 1.0)
+        parts = Parts(c.dense or 0.0, c.lexical or 0.0, r, d, rf, reply=x)
+        out.append(Ranked(c, r * d * rf, parts))
+    out.sort(key=lambda h: h.score, reverse=True)
+    return out
+
+
+def strength(
+    p: Mapping[str, Any], at: float, half_lives: Mapping[str, float], floor: float
+) -> tuple[float, float]:
+    """(decay, reinforcement) of a fact from its payload at time ``at`` (epoch seconds)."""
+    last_seen = p.get("last_seen_ts") or p["created_ts"]
+    d = decay_at(
+        float(last_seen),
+        at,
+        half_life_days=half_lives.get(str(p.get("category", "other")), 180.0),
+        floor=floor,
+    )
+    rf = reinforcement(
+        int(p.get("confirmations", 1)),
+        int(p.get("recalls", 0)),
+        valence=float(p.get("valence", 0.0)),
+        importance=None if p.get("importance") is None else float(p["importance"]),
+    )
+    return d, rf
 
 
 def reply_lift(candidates: Sequence[Candidate], rel: Sequence[float], boost: float) -> list[float]:
     """What each candidate gains from the question it answers (pure): ``boost`` x the
-    relevance of the candidate its ``fact.reply_to`` names, 0 when that turn is not a candidate.
+    relevance of the candidate its ``reply_to`` names, 0 when that turn is not a candidate.
 
     A question and its answer split what a later query needs: "What's your favourite dish from
     the show?" holds the query's words, "Coconut milk ice cream, no contest." holds what it
-    wants. Only the answer gains: the question already ranks on its own words (lifting the
-    question from its answer as well lost recall in a scratch run on LoCoMo), and only after a
-    question: a lift from any previous turn did not help there. Figures: README "Recall quality"
-    and ``MemoryConfig.reply_boost``.
+    wants. Only the answer gains: lifting the question from its answer as well lost recall on
+    LoCoMo, and so did a lift from any previous turn.
     """
-    at = {c.fact.id: i for i, c in enumerate(candidates)}
+    at = {c.id: i for i, c in enumerate(candidates)}
     out = []
     for c in candidates:
-        j = at.get(c.fact.reply_to) if c.fact.reply_to else None
+        asked = c.payload.get("reply_to")
+        j = at.get(asked) if asked else None
         out.append(boost * rel[j] if j is not None else 0.0)
     return out
 
@@ -166,8 +202,97 @@ def _session_lift(candidates: Sequence[Candidate], rel: list[float], boost: floa
     best: dict[Any, float] = {}
     keys = []
     for c, r in zip(candidates, rel):
-        key = session_key(c.fact.metadata.get("session"))
+        key = session_key(c.metadata.get("session"))
         keys.append(key)
         if key is not None and r > best.get(key, float("-inf")):
             best[key] = r
     return [r if key is None else r + boost * best[key] for key, r in zip(keys, rel)]
+
+
+@lru_cache(maxsize=8192)
+def _word_set(text: str) -> frozenset[str]:
+    return frozenset(content_words(text))
+
+
+def boost_by_concepts(
+    ranked: Sequence[Ranked], query_concepts: Mapping[str, float], boost: float
+) -> list[Ranked]:
+    """Rank higher the candidates tagged with a concept the query names.
+
+    A candidate whose concepts include query concept ``c`` (matched with weight ``w``) has its
+    score multiplied by ``1 + boost * w`` (the best such concept counts); ``parts.concept``
+    records ``w``. Returns them re-sorted, best first.
+
+    Only a concept whose words are *not* in the candidate's own text counts: a tag like "dog"
+    on "we adopted a puppy" tells the ranking something the words do not, while a tag that
+    repeats the text ("painting" on "I love painting", as the key phrases of a raw turn do) was
+    already scored by the lexical signal, and boosting it would count the same words twice
+    (LoCoMo R@5 -0.011 when it did).
+    """
+    if not query_concepts or boost <= 0:
+        return list(ranked)
+    out = []
+    for r in ranked:
+        tagged = [c for c in r.concepts if c in query_concepts]
+        if tagged:
+            words = _word_set(r.text)
+            tagged = [c for c in tagged if not _word_set(c) <= words]
+        w = max((query_concepts[c] for c in tagged), default=0.0)
+        if w > 0:
+            r = replace(r, score=r.score * (1 + boost * w), parts=r.parts._replace(concept=w))
+        out.append(r)
+    out.sort(key=lambda h: h.score, reverse=True)
+    return out
+
+
+def confidence(similarity: float, about: bool, weights: Sequence[float]) -> float:
+    """How likely a hit is relevant at all (pure): ``1 / (1 + exp(-(a * similarity + b *
+    about + c)))`` with ``weights = (a, b, c)`` fitted on labelled pairs
+    (``MemoryConfig.confidence_weights``, ``python -m eval.abstention``). Unlike the fused
+    relevance, which is scaled per query (its best candidate is always 1), the inputs mean the
+    same for every query: the cosine of the question and the text, and whether the question is
+    about what the memory holds at all: the person (first person, a speaker's name:
+    ``text.phrases.about_person``) or one of their concepts ("deploy timeout"). A general
+    question ("What's the capital of Peru?") needs a far closer match before memory answers.
+    (The share of the question's words the text holds was tried as a third input: its fitted
+    weight came out slightly negative and it changed nothing.)"""
+    a, b, c = weights
+    return 1.0 / (1.0 + math.exp(-(a * similarity + b * float(about) + c)))
+
+
+def fold(ranked: Sequence[Ranked], limit: int) -> list[tuple[Ranked, list[str]]]:
+    """The first ``limit`` hits, each with the turns folded under it: a turn whose fact (a
+    candidate with the turn among its ``sources``) is also a hit is not returned as a hit of its
+    own; the fact keeps its place (or the turn's, if the turn ranked higher) and lists it."""
+    taken: list[tuple[Ranked, list[str]]] = []
+    source_of: dict[str, int] = {}  # turn id -> index in taken of the fact citing it
+    turn_at: dict[str, int] = {}  # turn id -> index in taken of that turn as a hit
+    for r in ranked:
+        if r.cand.kind == "turn":
+            if r.id in source_of:
+                taken[source_of[r.id]][1].append(r.id)
+                continue
+            turn_at[r.id] = len(taken)
+            taken.append((r, []))
+        else:
+            sources = [t for t in r.cand.payload.get("sources") or [] if t]
+            folded = [t for t in sources if t in turn_at]
+            if folded:  # the fact takes the place of the best of its turns already taken
+                first = min(turn_at[t] for t in folded)
+                taken[first] = (r, folded)
+                drop = {turn_at[t] for t in folded} - {first}
+                taken = [x for i, x in enumerate(taken) if i not in drop]
+                turn_at = {t: i for i, (h, _) in enumerate(taken) if h.cand.kind == "turn" for t in [h.id]}
+                source_of = {
+                    t: i
+                    for i, (h, _) in enumerate(taken)
+                    if h.cand.kind == "fact"
+                    for t in h.cand.payload.get("sources") or []
+                }
+            else:
+                for t in sources:
+                    source_of[t] = len(taken)
+                taken.append((r, []))
+        if len(taken) >= limit:
+            break
+    return taken[:limit]
