@@ -21,6 +21,8 @@ never needs to catch an exception of qdrant-client, onnxruntime or openai.
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "ConfigError",
     "EmbedderError",
@@ -90,11 +92,13 @@ class LLMRetryError(LLMError):
 
 
 class ExtractionPendingError(LLMError):
-    """Extraction failed; the raw turns were stored durably as pending (``pending_id``).
-
-    ``Memory.retry_pending()`` processes them later.
+    """Extraction failed (for all of an ``add``'s messages, or for some of its windows); the
+    turns are stored, and the messages it could not read were kept durably as pending
+    (``pending_id``). ``result`` is the ``AddResult`` of what was stored (the facts of the
+    windows that did not fail). ``Memory.retry_pending()`` processes the pending messages later.
     """
 
-    def __init__(self, message: str, *, pending_id: str) -> None:
+    def __init__(self, message: str, *, pending_id: str, result: Any = None) -> None:
         super().__init__(message)
         self.pending_id = pending_id
+        self.result = result

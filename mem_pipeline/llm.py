@@ -174,18 +174,22 @@ class LLMClient:
         except openai.OpenAIError as e:  # 4xx other than 429: not worth retrying
             raise LLMError(f"the LLM endpoint refused the request: {e}") from e
 
-    def complete(self, schema: type[T], prompt: str, *, system: str | None = None) -> Completion[T]:
-        """Ask for one JSON object of ``schema``; re-ask with the validation error if needed."""
+    def complete(
+        self, schema: type[T], prompt: str, *, system: str | None = None, max_tokens: int | None = None
+    ) -> Completion[T]:
+        """Ask for one JSON object of ``schema`` (in at most ``max_tokens``); re-ask with the
+        validation error if needed."""
         messages: list[dict[str, str]] = []
         if system:
             messages.append({"role": "system", "content": system})
         messages.append({"role": "user", "content": prompt})
         fmt = self._response_format(schema)
+        extra: dict[str, Any] = {} if max_tokens is None else {"max_tokens": max_tokens}
         calls = prompt_tokens = completion_tokens = 0
         raw = ""
         for attempt in range(self.reasks + 1):
             try:
-                resp, n = self._send(messages, fmt)
+                resp, n = self._send(messages, fmt, **extra)
             except LLMRetryError as e:
                 e.attempts += calls
                 e.last_output = raw or None

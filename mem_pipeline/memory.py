@@ -17,7 +17,17 @@ from .embed import Embedder, EmbeddingCache, LocalEmbedder, OpenAIEmbedder
 from .errors import InvalidInputError, NotFoundError
 from .links import ConceptLinks
 from .llm import LLMClient
-from .models import AddResult, FactPage, HistoryEvent, Message, Scope, StoredFact, utcnow, validate_metadata
+from .models import (
+    AddResult,
+    FactPage,
+    HistoryEvent,
+    Kind,
+    Message,
+    Scope,
+    StoredFact,
+    utcnow,
+    validate_metadata,
+)
 from .read import Reader
 from .recall import Recall
 from .store import QdrantStore
@@ -33,6 +43,22 @@ from .write.pending import list_pending, retry_pending
 from .write.reconcile import LLMReconciler, Reconciler
 
 __all__ = ["Memory"]
+
+
+def _with_kind(filters: Mapping[str, Any] | None, kind: Any) -> Mapping[str, Any] | None:
+    if kind is None:
+        return filters
+    if kind not in ("fact", "turn"):
+        raise InvalidInputError(f"kind must be 'fact' or 'turn', got {kind!r:.40}")
+    return {**(filters or {}), "kind": kind}
+
+
+def _score(value: Any) -> float | None:
+    if value is None:
+        return None
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0.0 <= float(value) <= 1.0:
+        raise InvalidInputError(f"min_score must be a number from 0 to 1, got {value!r:.40}")
+    return float(value)
 
 
 class Memory:
@@ -87,9 +113,15 @@ class Memory:
             match_threshold=config.concept_match_threshold,
         )
         self.parts = Parts(config=config, store=self.store, embed=embed, links=links, clock=clock)
+        self.parts.repair = lambda scope, op: recovery.repair_user(self.parts, scope, op)
         if extractor is None and config.llm_configured:
             llm = LLMClient.from_config(config)
-            extractor = LLMExtractor(llm)
+            extractor = LLMExtractor(
+                llm,
+                context_tokens=config.llm_context_tokens,
+                output_tokens=config.extract_output_tokens,
+                overlap=config.extract_overlap,
+            )
             reconciler = reconciler if reconciler is not None else LLMReconciler(llm)
         self.extractor: Extractor = extractor if extractor is not None else OfflineExtractor()
         self.reconciler = reconciler
@@ -189,7 +221,7 @@ class Memory:
             raise InvalidInputError("text is longer than max_message_chars")
         with self.parts.lock:
             fact = self.get(id, user_id=user_id, tenant=tenant, agent_id=agent_id, run_id=run_id)
-            with recovery.journaled(self.parts, fact.scope, "update"):
+            with self.parts.journaled(fact.scope, "update"):
                 apply.rewrite(self.parts, fact.scope, fact, text, [], self.now(), reason="update()")
             return self.get(id, user_id=user_id, tenant=tenant, agent_id=agent_id, run_id=run_id)
 
@@ -205,7 +237,7 @@ class Memory:
         """Delete one fact of this scope (its history keeps a DELETE event)."""
         with self.parts.lock:
             fact = self.get(id, user_id=user_id, tenant=tenant, agent_id=agent_id, run_id=run_id)
-            with recovery.journaled(self.parts, fact.scope, "delete"):
+            with self.parts.journaled(fact.scope, "delete"):
                 apply.delete(self.parts, fact.scope, [fact], "delete()")
 
     def forget(self, *, user_id: str, tenant: str = "default") -> int:
@@ -216,7 +248,7 @@ class Memory:
         scope = Scope.of(user_id, tenant)
         with self.parts.lock:
             n = len(list(self.store.scroll_facts(scope, include_invalid=True, whole_user=True)))
-            with recovery.journaled(self.parts, scope, "forget"):
+            with self.parts.journaled(scope, "forget"):
                 self.store.delete_user(scope)
                 self.parts.links.invalidate(scope)  # the per-process concept caches of the user too
         return n
@@ -244,7 +276,7 @@ class Memory:
         if not -1.0 <= amount <= 1.0:
             raise InvalidInputError("helped must be a bool or a float in [-1, 1]")
         if isinstance(recall_or_ids, Recall):
-            ids = [h.id for h in recall_or_ids.hits]
+            ids = [h.id for h in [*recall_or_ids.hits, *recall_or_ids.associations]]
             qc = list(recall_or_ids.query_concepts)
         else:
             if isinstance(recall_or_ids, str):
@@ -296,14 +328,21 @@ class Memory:
         filters: Mapping[str, Any] | None = None,
         include_invalid: bool = False,
         now: datetime | None = None,
-        reinforce: bool | None = None,
+        reinforce: bool = False,
         expand: bool | None = None,
+        min_score: float | None = None,
     ) -> Recall:
-        """The facts most relevant to ``query`` in this scope, scored and explained.
+        """The facts and turns most relevant to ``query`` in this scope, scored and explained.
 
-        Direct hits (at most ``limit``) come first; with ``expand`` (default
-        ``config.expand_links``) up to ``config.association_limit`` association hits follow,
-        each with the concept path that reached it (``hit.via``)."""
+        ``recall.hits``: at most ``limit``, best first; a turn whose fact is also a hit is
+        folded under it (``hit.folded``). A hit must be likely relevant at all:
+        ``hit.parts.confidence`` (a calibrated probability) at least ``min_score`` (default
+        ``config.min_score``; 0 returns the best matches whatever they are), so an unrelated
+        question gets nothing. ``recall.associations``: with ``expand`` (default
+        ``config.expand_links``), up to ``config.association_limit`` facts the question never
+        named, reached through concept links, each with its path (``hit.via``); they never take
+        a hit's place. A search does not strengthen what it finds; ``reinforce=True`` says the
+        caller will use the hits (so does helpful ``feedback``)."""
         scope = Scope.of(user_id, tenant, agent_id, run_id)
         text = check.check_text(query, "query")
         at = self.now() if now is None else check.as_datetime(now, "now")
@@ -314,8 +353,9 @@ class Memory:
             at=at,
             filters=filters,
             include_invalid=include_invalid,
-            reinforce=reinforce,
+            reinforce=bool(reinforce),
             expand=expand,
+            min_score=_score(min_score),
         )
 
     def get(
@@ -345,10 +385,13 @@ class Memory:
         run_id: str | None = None,
         include_invalid: bool = False,
         filters: Mapping[str, Any] | None = None,
+        kind: Kind | None = None,
     ) -> list[StoredFact]:
-        """Every fact of this scope, oldest first (superseded ones only when asked). For a
-        scope with many facts, :meth:`page` reads them a page at a time."""
+        """Every fact and turn of this scope, oldest first (superseded ones only when asked;
+        ``kind="fact"`` or ``"turn"`` for one kind). For a scope with many, :meth:`page` reads
+        them a page at a time."""
         scope = Scope.of(user_id, tenant, agent_id, run_id)
+        filters = _with_kind(filters, kind)
         with self.parts.lock:
             facts = list(self.store.scroll_facts(scope, include_invalid=include_invalid, filters=filters))
         facts.sort(key=lambda f: (f.created_at.timestamp(), f.id))
@@ -365,6 +408,7 @@ class Memory:
         cursor: str | None = None,
         include_invalid: bool = False,
         filters: Mapping[str, Any] | None = None,
+        kind: Kind | None = None,
     ) -> FactPage:
         """A page of this scope's facts, oldest first (the order of :meth:`get_all`).
 
@@ -374,6 +418,7 @@ class Memory:
         scope = Scope.of(user_id, tenant, agent_id, run_id)
         limit = check.check_limit(limit)
         after = check.decode_cursor(cursor)
+        filters = _with_kind(filters, kind)
         with self.parts.lock:
             keys = self.store.fact_order(scope, include_invalid=include_invalid, filters=filters)
             start = 0 if after is None else bisect.bisect_right(keys, after)
@@ -443,6 +488,6 @@ class Memory:
         with self.parts.lock:
             stale = _prune.faded(self.parts, scope, at, min_strength)
             if stale and not dry_run:
-                with recovery.journaled(self.parts, scope, "delete"):
+                with self.parts.journaled(scope, "delete"):
                     apply.delete(self.parts, scope, stale, f"prune(min_strength={min_strength})")
         return stale

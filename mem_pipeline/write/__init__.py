@@ -2,19 +2,22 @@
 
 ::
 
-    turns     user turns, checked (``_inputs``)
-    extract   the configured extractor (``extract``: the LLM; ``offline``: rules); infer=False
-              keeps each user turn verbatim
-    ground    facts the user's turns do not support are rejected (``ground``)
-    embed     one embedding call for the facts and the names of new concepts
-    reconcile per fact: near-duplicate -> REINFORCE; related -> ADD / UPDATE / SUPERSEDE / NOOP
-              (``reconcile``)
-    apply     the points, concept counts, links and history events (``apply``); a raw turn
-              takes its place among the turns before it (``turns``)
+    turns     each user turn is kept as a turn (speaker, time, session; dense + lexical index),
+              unless the deployment keeps no raw text (``keep_turns``); ``infer=False`` keeps
+              only the turns
+    extract   the configured extractor (``extract``: the LLM, in context-sized windows;
+              ``offline``: rules) -> facts naming their person, with absolute dates
+    ground    facts their turns do not support are rejected (``ground``)
+    embed     one embedding call for the turns, the facts and the names of new concepts
+    reconcile per fact, against the stored facts it may repeat or correct, found by similarity
+              and by slot (``reconcile``, ``text.slots``)
+    apply     the points, concept counts, links and history events (``apply``); a turn takes its
+              place among the turns before it (``turns``); a fact records its source turns
 
-Extraction and embedding run outside the store's lock; the writes run under it, journaled, a
-few facts at a time, so one large ``add`` never holds every other caller for long. An
-extraction that fails keeps the turns as pending (``pending``).
+Extraction, embedding and an LLM's reconciliation run outside the store's lock; the writes
+run under it, journaled, a few at a time, so one large ``add`` never holds every other caller
+for long. If extraction fails the turns are still stored, and the messages are kept as
+pending for a retry (``pending``): nothing said is lost.
 """
 
 from __future__ import annotations
@@ -24,24 +27,27 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+import numpy as np
+
 from .._parts import Parts
 from ..errors import ExtractionPendingError, LLMError
 from ..models import AddEvent, AddResult, Category, ExtractedFact, Message, Scope, StoredFact
 from ..store import VectorLike
 from ..text.phrases import candidate_phrases, normalize_concept
-from ..text.voice import third_person
-from ..upkeep.recovery import journaled
-from .apply import apply_decision
+from ..text.slots import Slot, slot_of
+from ..text.smalltalk import is_small_talk
+from ..text.voice import conflicting_specifics
+from .apply import apply_decision, embed_text
 from .extract import Extractor
-from .ground import ground, grounding_sources
+from .ground import fact_sources, ground
 from .pending import keep_pending
-from .reconcile import Decision, Reconciler, offline_decision
+from .reconcile import Decision, Reconciler, decide
 
 __all__ = ["WRITE_CHUNK", "Writer"]
 
 log = logging.getLogger(__name__)
 
-#: Facts written per hold of the store's lock (and per journal entry): a large ``add`` lets
+#: Points written per hold of the store's lock (and per journal entry): a large ``add`` lets
 #: other callers in between chunks.
 WRITE_CHUNK = 16
 
@@ -67,145 +73,238 @@ class Writer:
         """Remember ``msgs`` (already checked) in ``scope``; see ``Memory.add``."""
         raw = infer is False
         result = AddResult(extractor="raw" if raw else self.extractor.name)
-        if raw:
-            facts = [
-                ExtractedFact(
-                    text=m.content,
-                    category=Category.OTHER,
-                    concepts=concepts or candidate_phrases(m.content)[:8],
-                    source_turns=[i],
-                )
-                for i, m in enumerate(msgs)
-                if m.role == "user"
-            ]
-        else:
-            facts = self._extract(scope, msgs, meta, concepts, when, pending_id, result)
-        if not facts:
-            return result
-        texts = [self._embed_text(f, msgs, raw) for f in facts]
-        # one embedding call per add: the facts, and the names of concepts new to this user
-        # (the concept layer then finds their vectors in the cache)
-        names = self.parts.links.unknown(scope, [c for f in facts for c in f.concepts])
-        vectors = self.parts.embed.embed([*texts, *names])[: len(texts)]
-        origin = "raw" if raw else ("llm" if self.extractor.name == "llm" else "offline")
-        todo = list(zip(facts, texts, vectors))
-        for start in range(0, len(todo), WRITE_CHUNK):
-            with self.parts.lock, journaled(self.parts, scope, "add"):
-                recent: dict[Any, list[dict[str, Any]]] = {}  # this chunk's view of the latest turns
-                for fact, text, vec in todo[start : start + WRITE_CHUNK]:
-                    result.events.extend(
-                        self._write(scope, msgs, meta, fact, text, vec, origin, when, recent, result)
-                    )
+        keep = raw or self.parts.config.keep_turns
+        turns = [
+            (i, m)
+            for i, m in enumerate(msgs)
+            if m.role == "user" and keep and (raw or not is_small_talk(m.content))
+        ]
+        facts: list[ExtractedFact] = []
+        failure: LLMError | None = None
+        unread: list[int] = []  # the messages of the extraction windows that failed
+        if not raw:
+            try:
+                facts, unread, failure = self._extract(msgs, concepts, when, result)
+            except LLMError as e:
+                failure, unread = e, list(range(len(msgs)))
+        turn_texts = [self._turn_text(m) for _, m in turns]
+        fact_texts = [embed_text(f.text, f.subject) for f in facts]
+        # one embedding call per add: the turns, the facts, and the names of concepts new to
+        # this user (the concept layer then finds their vectors in the cache)
+        turn_concepts = [concepts or candidate_phrases(m.content)[:8] for _, m in turns]
+        names = self.parts.links.unknown(
+            scope, [c for cs in turn_concepts for c in cs] + [c for f in facts for c in f.concepts]
+        )
+        vectors = self.parts.embed.embed([*turn_texts, *fact_texts, *names])
+        turn_ids = self._write_turns(
+            scope, msgs, meta, turns, turn_concepts, turn_texts, vectors, when, pending_id, result
+        )
+        if facts:
+            fact_vecs = vectors[len(turns) : len(turns) + len(facts)]
+            self._write_facts(scope, msgs, meta, facts, fact_texts, fact_vecs, turn_ids, when, result)
+        if failure is not None:
+            self._pending(scope, [msgs[i] for i in unread], meta, concepts, when, pending_id, failure, result)
         return result
 
-    def _extract(
+    # -- turns --------------------------------------------------------------------------------
+    @staticmethod
+    def _turn_text(m: Message) -> str:
+        """What a turn is embedded as: "speaker: text" (a name in the text finds the person's turns)."""
+        return f"{m.name}: {m.content}" if m.name else m.content
+
+    def _write_turns(
         self,
         scope: Scope,
         msgs: Sequence[Message],
         meta: dict[str, Any],
-        concepts: list[str],
+        turns: list[tuple[int, Message]],
+        concepts: list[list[str]],
+        texts: list[str],
+        vectors: Any,
         when: datetime,
         pending_id: str | None,
         result: AddResult,
-    ) -> list[ExtractedFact]:
-        """The extractor's grounded facts, with normalised concepts (the caller's added). On
-        failure the turns are kept as pending and :class:`ExtractionPendingError` is raised."""
-        try:
-            extraction = self.extractor.extract(msgs, when)
-        except LLMError as e:
-            if pending_id is not None:
-                self.parts.store.note_pending_failure(pending_id, f"{type(e).__name__}: {e}")
-                raise ExtractionPendingError(f"still failing: {e}", pending_id=pending_id) from e
-            with self.parts.lock:
-                pid = keep_pending(self.parts, scope, msgs, meta, concepts, when, e)
-            raise ExtractionPendingError(
-                f"extraction failed ({e}); the turns were kept as pending {pid}: "
-                "Memory.retry_pending() (mem-pipeline retry-pending) processes them later",
-                pending_id=pid,
-            ) from e
+    ) -> dict[int, str]:
+        """Store the turns; the id of each by its index in ``msgs``."""
+        ids: dict[int, str] = {}
+        raw = result.extractor == "raw"
+        decision = Decision("ADD", reason="turn")
+        for start in range(0, len(turns), WRITE_CHUNK):
+            with self.parts.lock, self.parts.journaled(scope, "add"):
+                recent: dict[Any, list[dict[str, Any]]] = {}  # this chunk's view of the latest turns
+                for k in range(start, min(start + WRITE_CHUNK, len(turns))):
+                    i, m = turns[k]
+                    turn = ExtractedFact(
+                        text=m.content, category=Category.OTHER, concepts=concepts[k], source_turns=[i]
+                    )
+                    tmeta = dict(meta)
+                    if m.name and "speaker" not in tmeta:
+                        tmeta["speaker"] = m.name
+                    # a user turn that answers the assistant's question just before it in this
+                    # call: the question lends its words to the turn's lexical entry
+                    prior = msgs[i - 1] if i > 0 else None
+                    asked = (
+                        prior.content
+                        if prior is not None and prior.role == "assistant" and "?" in prior.content
+                        else None
+                    )
+                    events = apply_decision(
+                        self.parts,
+                        scope,
+                        turn,
+                        texts[k],
+                        vectors[k],
+                        decision,
+                        tmeta,
+                        when,
+                        "raw",
+                        recent,
+                        asked,
+                        repeat="keep" if pending_id is not None else "reinforce",
+                    )
+                    ids[i] = str(events[0].id)
+                    (result.events if raw else result.turns).extend(events)
+        return ids
+
+    # -- facts --------------------------------------------------------------------------------
+    def _extract(
+        self, msgs: Sequence[Message], concepts: list[str], when: datetime, result: AddResult
+    ) -> tuple[list[ExtractedFact], list[int], LLMError | None]:
+        """The extractor's grounded facts, with normalised concepts (the caller's added); and
+        when some of its windows failed (the others' facts stand), their messages and error."""
+        extraction = self.extractor.extract(msgs, when)
         result.llm_calls += extraction.llm_calls
         result.prompt_tokens += extraction.prompt_tokens
         result.completion_tokens += extraction.completion_tokens
+        result.windows += extraction.windows
+        result.regrounded += extraction.regrounded
         facts = self._grounded(extraction.facts, msgs, result)
         for f in facts:
             f.concepts = [
                 c for c in dict.fromkeys([normalize_concept(c) for c in f.concepts] + concepts) if c
             ]
-        return facts
+        unread = sorted({i for indexes, _ in extraction.failed for i in indexes})
+        return facts, unread, (extraction.failed[-1][1] if extraction.failed else None)
 
-    def _write(
+    def _write_facts(
         self,
         scope: Scope,
         msgs: Sequence[Message],
         meta: dict[str, Any],
-        fact: ExtractedFact,
-        text: str,
-        vec: VectorLike,
-        origin: str,
+        facts: list[ExtractedFact],
+        texts: list[str],
+        vectors: Any,
+        turn_ids: dict[int, str],
         when: datetime,
-        recent: dict[Any, list[dict[str, Any]]],
         result: AddResult,
-    ) -> list[AddEvent]:
-        """Decide and apply one fact (the caller holds the lock and the journal entry)."""
-        speaker = msgs[fact.source_turns[0]].name if fact.source_turns else None
-        fmeta = dict(meta)
-        if speaker and "speaker" not in fmeta:
-            fmeta["speaker"] = speaker
-        if origin == "raw":
-            decision = Decision("ADD", reason="raw turn")
-        else:
-            decision = self._decide(scope, fact, vec, result)
-        # a raw user turn that answers the assistant's question just before it in this call:
-        # the question lends its words to the turn's lexical entry
-        i = fact.source_turns[0] if fact.source_turns else 0
-        prior = msgs[i - 1] if origin == "raw" and i > 0 else None
-        asks = prior is not None and prior.role == "assistant" and "?" in prior.content
-        asked = prior.content if prior is not None and asks else None
-        return apply_decision(
-            self.parts, scope, fact, text, vec, decision, fmeta, when, origin, recent, asked
-        )
+    ) -> None:
+        """Reconcile and store the facts, each with the ids of its source turns."""
+        facts, texts, vectors = _distinct(facts, texts, vectors, self.parts.config.dedupe_threshold)
+        slots = [slot_of(f.text, f.subject or _speaker(msgs, f) or "the user") for f in facts]
+        with self.parts.lock:  # the state the decisions are made on (an LLM answers unlocked)
+            found = [self._candidates(scope, vec, slot) for vec, slot in zip(vectors, slots)]
+        decisions: list[Decision | None] = [
+            decide(
+                f,
+                slot,
+                near,
+                in_slot,
+                dedupe_threshold=self.parts.config.dedupe_threshold,
+                related_threshold=self.parts.config.related_threshold,
+            )
+            for f, slot, (near, in_slot) in zip(facts, slots, found)
+        ]
+        self._ask_llm(facts, found, decisions, result)
+        for start in range(0, len(facts), WRITE_CHUNK):
+            with self.parts.lock, self.parts.journaled(scope, "add"):
+                for k in range(start, min(start + WRITE_CHUNK, len(facts))):
+                    f, slot = facts[k], slots[k]
+                    decision = _still_valid(self.parts, scope, decisions[k])
+                    fmeta = dict(meta)
+                    speaker = _speaker(msgs, f)
+                    if speaker and "speaker" not in fmeta:
+                        fmeta["speaker"] = speaker
+                    sources = [turn_ids[i] for i in f.source_turns if i in turn_ids]
+                    origin = "llm" if self.extractor.name == "llm" else "offline"
+                    result.events.extend(
+                        apply_decision(
+                            self.parts,
+                            scope,
+                            f,
+                            texts[k],
+                            vectors[k],
+                            decision,
+                            fmeta,
+                            when,
+                            origin,
+                            sources=sources,
+                            slot=f"{slot.subject}/{slot.family}" if slot else None,
+                        )
+                    )
 
-    def _decide(self, scope: Scope, fact: ExtractedFact, vec: VectorLike, result: AddResult) -> Decision:
-        """Reconcile one fact; LLM cost is added to ``result``. If the LLM reconciler fails
-        after its retries, the offline rule decides (the fact is never dropped)."""
-        cfg = self.parts.config
-        neighbours = self._neighbours(scope, vec)
-        kw: dict[str, Any] = {
-            "dedupe_threshold": cfg.dedupe_threshold,
-            "related_threshold": cfg.related_threshold,
-        }
+    def _candidates(
+        self, scope: Scope, vec: VectorLike, slot: Slot | None
+    ) -> tuple[list[tuple[StoredFact, float]], list[tuple[StoredFact, Slot]]]:
+        """The stored facts a new fact may repeat or correct: the nearest by cosine, and those
+        of its slot (current and superseded, each with its slot)."""
+        store = self.parts.store
+        cands = store.search(scope, dense=vec, sparse=None, limit=5, kind="fact")
+        near = sorted(((c.fact, float(c.dense or 0.0)) for c in cands), key=lambda p: p[1], reverse=True)
+        in_slot: list[tuple[StoredFact, Slot]] = []
+        if slot is not None:
+            for f in store.in_slot(scope, f"{slot.subject}/{slot.family}", include_invalid=True):
+                s = slot_of(f.text, str(f.metadata.get("speaker") or "the user"))
+                if s is not None:
+                    in_slot.append((f, s))
+            in_slot.sort(key=lambda p: not p[0].is_valid)
+        return near, in_slot
+
+    def _ask_llm(
+        self,
+        facts: list[ExtractedFact],
+        found: list[tuple[list[tuple[StoredFact, float]], list[tuple[StoredFact, Slot]]]],
+        decisions: list[Decision | None],
+        result: AddResult,
+    ) -> None:
+        """Decide the facts the rules left undecided: one LLM call for all of them, or ADD
+        (offline, or when the LLM fails after its retries; a fact is never dropped)."""
+        todo = [k for k, d in enumerate(decisions) if d is None]
+        if not todo:
+            return
         rec = self.reconciler
-        before = (
-            getattr(rec, "calls", 0),
-            getattr(rec, "prompt_tokens", 0),
-            getattr(rec, "completion_tokens", 0),
-        )
+        if rec is None:
+            for k in todo:
+                decisions[k] = Decision(
+                    "ADD", reason="related, but nothing says it corrects or repeats a stored fact"
+                )
+            return
+        cfg = self.parts.config
+        items = [(facts[k], [f for f, s in found[k][0] if s >= cfg.related_threshold]) for k in todo]
+        before = (rec.calls, rec.prompt_tokens, rec.completion_tokens)
         try:
-            decision = offline_decision(fact, neighbours, reconciler=rec, **kw)
+            answers = rec.decide_many(items)
         except LLMError as e:
             log.warning("LLM reconciliation failed, offline rule used: %s", e)
-            d = offline_decision(fact, neighbours, **kw)
-            decision = Decision(d.action, d.target, d.text, f"LLM failed ({e}); offline rule: {d.reason}")
-        result.llm_calls += getattr(rec, "calls", 0) - before[0]
-        result.prompt_tokens += getattr(rec, "prompt_tokens", 0) - before[1]
-        result.completion_tokens += getattr(rec, "completion_tokens", 0) - before[2]
-        return decision
+            answers = [Decision("ADD", reason=f"LLM failed ({e}); offline rule: ADD") for _ in todo]
+        result.llm_calls += rec.calls - before[0]
+        result.prompt_tokens += rec.prompt_tokens - before[1]
+        result.completion_tokens += rec.completion_tokens - before[2]
+        for k, d in zip(todo, answers):
+            decisions[k] = d
 
-    def _neighbours(self, scope: Scope, vec: VectorLike) -> list[tuple[StoredFact, float]]:
-        cands = self.parts.store.search(scope, dense=vec, sparse=None, limit=5)
-        pairs = [(c.fact, float(c.dense or 0.0)) for c in cands]
-        pairs.sort(key=lambda p: p[1], reverse=True)
-        return pairs
-
+    @staticmethod
     @staticmethod
     def _grounded(
         facts: list[ExtractedFact], msgs: Sequence[Message], result: AddResult
     ) -> list[ExtractedFact]:
-        """Drop facts the user's own words do not support (each logged and counted)."""
-        user_texts = grounding_sources(msgs)
+        """Drop the facts their cited turns do not support (each logged and counted)."""
+        names = [m.name for m in msgs if m.name]
         kept = []
         for f in facts:
-            reason = ground(f.text, user_texts)
+            sources = fact_sources(msgs, f.source_turns)
+            reason = (
+                ground(f.text, sources, speakers=names) if sources else "it cites no turn it could rest on"
+            )
             if reason is None:
                 kept.append(f)
             else:
@@ -215,12 +314,78 @@ class Writer:
                 )
         return kept
 
-    @staticmethod
-    def _embed_text(fact: ExtractedFact, msgs: Sequence[Message], raw: bool) -> str:
-        """What is embedded and indexed: a raw turn as "speaker: text"; an inferred fact in the
-        third person ("I" -> "the user"), so facts compare in one voice (see
-        ``eval/dedupe_threshold.py``: paraphrase median cosine 0.70 -> 0.89)."""
-        if raw:
-            name = msgs[fact.source_turns[0]].name if fact.source_turns else None
-            return f"{name}: {fact.text}" if name else fact.text
-        return third_person(fact.text)
+    def _pending(
+        self,
+        scope: Scope,
+        msgs: Sequence[Message],
+        meta: dict[str, Any],
+        concepts: list[str],
+        when: datetime,
+        pending_id: str | None,
+        e: LLMError,
+        result: AddResult,
+    ) -> None:
+        """Keep the messages whose extraction failed as pending (their turns, and the facts of
+        any window that did not fail, are stored already) and raise
+        :class:`ExtractionPendingError` carrying ``result``."""
+        if pending_id is not None:
+            self.parts.store.note_pending_failure(pending_id, f"{type(e).__name__}: {e}")
+            raise ExtractionPendingError(f"still failing: {e}", pending_id=pending_id, result=result) from e
+        with self.parts.lock:
+            pid = keep_pending(self.parts, scope, msgs, meta, concepts, when, e)
+        stored = f"the turns and {len(result.ids)} facts are stored" if result.ids else "the turns are stored"
+        raise ExtractionPendingError(
+            f"extraction failed ({e}); {stored}, and the {len(msgs)} messages it could not read were "
+            f"kept as pending {pid}: Memory.retry_pending() (mem-pipeline retry-pending) extracts "
+            "them later",
+            pending_id=pid,
+            result=result,
+        ) from e
+
+
+def _speaker(msgs: Sequence[Message], f: ExtractedFact) -> str | None:
+    return next((msgs[i].name for i in f.source_turns if 0 <= i < len(msgs) and msgs[i].name), None)
+
+
+def _still_valid(parts: Parts, scope: Scope, d: Decision | None) -> Decision:
+    """A decision made before the lock was taken, checked again under it: a target another
+    writer removed or replaced meanwhile turns a SUPERSEDE or UPDATE into an ADD."""
+    if d is None:
+        return Decision("ADD", reason="undecided")
+    if d.target is None or d.action == "ADD":
+        return d
+    live = {
+        f.id: f
+        for f in parts.store.get_facts(d.target.scope, [d.target.id, *(f.id for f in d.also)])
+        if f.is_valid
+    }
+    if d.target.id not in live:
+        return Decision("ADD", reason=f"{d.reason}; its target changed meanwhile")
+    return Decision(
+        d.action, live[d.target.id], d.text, d.reason, tuple(live[f.id] for f in d.also if f.id in live)
+    )
+
+
+def _distinct(
+    facts: list[ExtractedFact], texts: list[str], vectors: Any, threshold: float
+) -> tuple[list[ExtractedFact], list[str], Any]:
+    """The facts of one add without near-duplicates of each other (cosine >= ``threshold``): the
+    first says it, with the source turns of the ones dropped."""
+    keep: list[int] = []
+    for k in range(len(facts)):
+        twin = next(
+            (
+                j
+                for j in keep
+                if float(np.dot(vectors[k], vectors[j])) >= threshold
+                and not conflicting_specifics(texts[j], texts[k])
+            ),
+            None,
+        )
+        if twin is None:
+            keep.append(k)
+        else:
+            facts[twin].source_turns = list(
+                dict.fromkeys([*facts[twin].source_turns, *facts[k].source_turns])
+            )
+    return [facts[k] for k in keep], [texts[k] for k in keep], np.asarray([vectors[k] for k in keep])

@@ -13,13 +13,20 @@ from typing import Any
 
 from .._inputs import MAX_CONCEPTS
 from .._parts import Parts, event_row
-from ..models import AddEvent, ExtractedFact, Scope, StoredFact, new_fact_id
+from ..models import AddEvent, ExtractedFact, Kind, Scope, StoredFact, new_fact_id
 from ..store import VectorLike, legacy_id, repeat_key
-from ..text.voice import third_person
+from ..text.voice import first_person
 from .reconcile import Decision
 from .turns import place_turn
 
-__all__ = ["apply_decision", "delete", "reinforce", "rewrite"]
+__all__ = ["apply_decision", "delete", "embed_text", "reinforce", "rewrite", "supersede"]
+
+
+def embed_text(text: str, subject: str | None) -> str:
+    """What a fact is embedded as: a fact about the user in the user's own voice ("The user
+    lives in Cork" -> "I live in Cork"; ``text.voice.first_person``), so that it compares with
+    the user's questions and turns; a fact about a named person as it is ("Caroline went...")."""
+    return first_person(text) if subject in (None, "the user") else text
 
 
 def apply_decision(
@@ -34,16 +41,25 @@ def apply_decision(
     origin: str,
     recent: dict[Any, list[dict[str, Any]]] | None = None,
     asked: str | None = None,
+    *,
+    sources: Sequence[str] = (),
+    slot: str | None = None,
+    repeat: str = "reinforce",
 ) -> list[AddEvent]:
-    """Carry out ``decision`` for one new fact (or raw turn); the events it makes."""
+    """Carry out ``decision`` for one new fact, or raw turn (``origin == "raw"``); the events
+    it makes. ``sources``: the ids of the turns a fact came from; ``slot``: the attribute it
+    sets. An exact repeat of a stored fact or turn reinforces it, or with ``repeat="keep"`` (a
+    retried add finding what it wrote the first time) is only reported."""
     store, now = parts.store, parts.now()
+    kind: Kind = "turn" if origin == "raw" else "fact"
     if decision.action == "NOOP":
         target = decision.target.id if decision.target else None
-        return [
-            AddEvent(event="NOOP", id=target, text=fact.text, category=fact.category, reason=decision.reason)
-        ]
+        noop = AddEvent(
+            event="NOOP", id=target, text=fact.text, category=fact.category, reason=decision.reason
+        )
+        return [noop]
     if decision.action == "REINFORCE" and decision.target is not None:
-        return [reinforce(parts, scope, decision.target, fact, when, decision.reason)]
+        return [reinforce(parts, scope, decision.target, fact, when, decision.reason, sources)]
     if decision.action == "UPDATE" and decision.target is not None:
         new_text = decision.text or fact.text
         rewrite(parts, scope, decision.target, new_text, fact.concepts, now, reason=decision.reason)
@@ -60,7 +76,13 @@ def apply_decision(
     same = (scope, origin, fact.text, embed_text, meta)
     existing = store.find_repeat(scope, repeat_key(*same), legacy_id(*same))
     if existing is not None:
-        return [reinforce(parts, scope, existing, fact, when, "exact repeat")]
+        if repeat == "keep":
+            return [
+                AddEvent(
+                    event="NOOP", id=existing.id, kind=existing.kind, text=fact.text, reason="already stored"
+                )
+            ]
+        return [reinforce(parts, scope, existing, fact, when, "exact repeat", sources)]
     fid = new_fact_id()
     index_text, reply_to = embed_text, None
     if origin == "raw":
@@ -78,35 +100,29 @@ def apply_decision(
         valid_from=when,
         origin=origin,  # type: ignore[arg-type]
         reply_to=reply_to,
+        kind=kind,  # type: ignore[arg-type]
+        sources=list(dict.fromkeys(sources)),
+        slot=slot,
     )
     store.upsert_facts([(stored, vec, embed_text, index_text)])
     parts.links.update(scope, [], stored.concepts, when, fact_id=stored.id)
     events: list[dict[str, Any]] = [event_row(fid, "ADD", None, fact.text, now, reason=decision.reason)]
-    out = [AddEvent(event="ADD", id=fid, text=fact.text, category=fact.category, reason=decision.reason)]
+    out = [
+        AddEvent(
+            event="ADD", id=fid, kind=kind, text=fact.text, category=fact.category, reason=decision.reason
+        )
+    ]
     if decision.action == "SUPERSEDE" and decision.target is not None:
-        old = decision.target
-        parts.links.update(scope, old.concepts, [], when, fact_id=old.id)  # current facts only
-        store.set_fact_fields(
-            old.id,
-            {
-                "valid": False,
-                "invalid_ts": when.timestamp(),
-                "superseded_by": fid,
-                "updated_ts": now.timestamp(),
-            },
-        )
-        events.append(
-            event_row(
-                old.id, "SUPERSEDE", old.text, fact.text, now, superseded_by=fid, reason=decision.reason
-            )
-        )
+        for old in (decision.target, *decision.also):
+            events += supersede(parts, scope, old, fid, fact.text, when, decision.reason)
         out = [
             AddEvent(
                 event="SUPERSEDE",
                 id=fid,
+                kind=kind,
                 text=fact.text,
                 category=fact.category,
-                previous_id=old.id,
+                previous_id=decision.target.id,
                 reason=decision.reason,
             )
         ]
@@ -114,22 +130,55 @@ def apply_decision(
     return out
 
 
+def supersede(
+    parts: Parts, scope: Scope, old: StoredFact, by: str, text: str, when: datetime, reason: str
+) -> list[dict[str, Any]]:
+    """Mark ``old`` replaced by fact ``by`` (kept, with ``invalid_at``, for history), and with it
+    the turns it came from that still say it: a turn "I live in Lisbon and I work as a nurse"
+    whose Lisbon fact a move replaced would otherwise still answer "where do I live?" (its
+    other facts stay current as facts). The history rows to write (the caller writes them)."""
+    now = parts.now()
+    stale = {
+        "valid": False,
+        "invalid_ts": when.timestamp(),
+        "superseded_by": by,
+        "updated_ts": now.timestamp(),
+    }
+    parts.links.update(scope, old.concepts, [], when, fact_id=old.id)  # current facts only
+    parts.store.set_fact_fields(old.id, stale)
+    rows = [event_row(old.id, "SUPERSEDE", old.text, text, now, superseded_by=by, reason=reason)]
+    for turn in parts.store.get_facts(scope, old.sources):
+        if turn.is_valid and turn.kind == "turn":
+            parts.links.update(scope, turn.concepts, [], when, fact_id=turn.id)
+            parts.store.set_fact_fields(turn.id, stale)
+            why = f"its fact {old.id} was superseded"
+            rows.append(event_row(turn.id, "SUPERSEDE", turn.text, text, now, superseded_by=by, reason=why))
+    return rows
+
+
 def reinforce(
-    parts: Parts, scope: Scope, target: StoredFact, fact: ExtractedFact, when: datetime, reason: str
+    parts: Parts,
+    scope: Scope,
+    target: StoredFact,
+    fact: ExtractedFact,
+    when: datetime,
+    reason: str,
+    sources: Sequence[str] = (),
 ) -> AddEvent:
-    """One more confirmation of ``target``: counts, last seen, the new fact's concepts added."""
+    """One more confirmation of ``target``: counts, last seen, the new fact's concepts (and the
+    turns it came from) added."""
     now = parts.now()
     concepts = list(dict.fromkeys([*target.concepts, *fact.concepts]))[:MAX_CONCEPTS]
     last_seen = max(target.last_seen_at, when)
-    parts.store.set_fact_fields(
-        target.id,
-        {
-            "confirmations": target.confirmations + 1,
-            "last_seen_ts": last_seen.timestamp(),
-            "updated_ts": now.timestamp(),
-            "concepts": concepts,
-        },
-    )
+    fields: dict[str, Any] = {
+        "confirmations": target.confirmations + 1,
+        "last_seen_ts": last_seen.timestamp(),
+        "updated_ts": now.timestamp(),
+        "concepts": concepts,
+    }
+    if sources and target.kind == "fact":
+        fields["sources"] = list(dict.fromkeys([*target.sources, *sources]))
+    parts.store.set_fact_fields(target.id, fields)
     parts.links.update(scope, target.concepts, concepts, when, fact_id=target.id)
     row = event_row(
         target.id,
@@ -141,7 +190,14 @@ def reinforce(
         confirmations=target.confirmations + 1,
     )
     parts.store.add_events(scope, [row])
-    return AddEvent(event="REINFORCE", id=target.id, text=fact.text, category=target.category, reason=reason)
+    return AddEvent(
+        event="REINFORCE",
+        id=target.id,
+        kind=target.kind,
+        text=fact.text,
+        category=target.category,
+        reason=reason,
+    )
 
 
 def rewrite(
@@ -156,7 +212,7 @@ def rewrite(
     event: str = "UPDATE",
 ) -> None:
     """Replace a fact's text (same id): new vectors, merged concepts, an UPDATE event."""
-    index_text = text if target.origin == "raw" else third_person(text)
+    index_text = text if target.kind == "turn" else embed_text(text, target.metadata.get("speaker"))
     vec = parts.embed.embed_one(index_text)
     updated = target.model_copy(
         update={
@@ -171,12 +227,31 @@ def rewrite(
 
 
 def delete(parts: Parts, scope: Scope, facts: Sequence[StoredFact], reason: str) -> None:
-    """Delete facts; their concepts leave the counts and links; each gets a DELETE event."""
+    """Delete facts and turns; their concepts leave the counts and links; each gets a DELETE
+    event. A fact made from a deleted turn stays, without that turn among its sources, and its
+    history says so (an UPDATE with ``source_deleted``): no fact points at nothing silently."""
     now = parts.now()
-    parts.store.delete_facts([f.id for f in facts])
+    gone = {f.id for f in facts}
+    parts.store.delete_facts(list(gone))
     for f in facts:
         if f.is_valid:  # a superseded fact's links were already removed
             parts.links.update(scope, f.concepts, [], now, fact_id=f.id)
-    parts.store.add_events(
-        scope, [event_row(f.id, "DELETE", f.text, None, now, reason=reason) for f in facts]
-    )
+    rows = [event_row(f.id, "DELETE", f.text, None, now, reason=reason) for f in facts]
+    turns = [f.id for f in facts if f.kind == "turn"]
+    for fact in parts.store.citing(scope, turns):
+        if fact.id in gone:
+            continue
+        lost = [t for t in fact.sources if t in gone]
+        parts.store.set_fact_fields(fact.id, {"sources": [t for t in fact.sources if t not in gone]})
+        rows.append(
+            event_row(
+                fact.id,
+                "UPDATE",
+                fact.text,
+                fact.text,
+                now,
+                reason="a source turn was deleted",
+                source_deleted=lost,
+            )
+        )
+    parts.store.add_events(scope, rows)

@@ -1,27 +1,62 @@
 """Extraction: what turns an ``add``'s turns into candidate facts. Two extractors share one
 shape, ``extract(messages, now) -> Extraction``: the offline rules (``write.offline``) and the
-LLM (:class:`LLMExtractor`, ``prompts/extract_facts.md``)."""
+LLM (:class:`LLMExtractor`, ``prompts/extract_facts.md``).
+
+The LLM reads the conversation as numbered lines ("[3] Caroline: ...") in windows that fit its
+context (:func:`windows`): a whole session is a few calls, not one per turn, and a turn longer
+than a window is split across windows, never cut. Each window repeats the last few lines of
+the one before it for context; a fact taken only from those lines was the earlier window's to
+take and is dropped. What the model returns is then made to hold: a fact cites lines of its
+window (else it is grounded to the window's line that best supports it, or left with none and
+rejected), names the person it is about, and has absolute dates (``text.dates``).
+"""
 
 from __future__ import annotations
 
-import json
+import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
+from ..errors import LLMError
 from ..llm import LLMClient, render_prompt
-from ..models import ExtractedFact, ExtractionOutput, Message
+from ..models import ExtractedFact, ExtractionOutput, LLMFact, Message
+from ..text.dates import resolve_relative
+from ..text.phrases import candidate_phrases
+from ..text.smalltalk import is_small_talk
+from ..text.voice import in_person
+from .ground import ground, support
 
-__all__ = ["Extraction", "Extractor", "LLMExtractor"]
+__all__ = [
+    "Extraction",
+    "Extractor",
+    "LLMExtractor",
+    "Line",
+    "Window",
+    "estimate_tokens",
+    "lines_of",
+    "windows",
+]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
 class Extraction:
+    """An extractor's facts and what they cost. ``failed``: for each window the LLM could not
+    answer, the indexes of its messages and the error (the facts of the other windows stand);
+    ``regrounded``: facts whose cited lines did not support them (or lay outside their window)
+    and were given the line that does."""
+
     facts: list[ExtractedFact]
     llm_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    windows: int = 0
+    regrounded: int = 0
+    failed: list[tuple[list[int], LLMError]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
 
@@ -31,41 +66,234 @@ class Extractor(Protocol):
     def extract(self, messages: Sequence[Message], now: datetime) -> Extraction: ...
 
 
+def estimate_tokens(text: str) -> int:
+    """A safe upper estimate of ``text``'s tokens for the models we meet (English averages
+    about 4 characters a token; 3 leaves room for names, numbers and other scripts)."""
+    return len(text) // 3 + 1
+
+
+@dataclass(frozen=True)
+class Line:
+    """One numbered line of the prompt: (part of) message ``index``, shown as ``[number]``."""
+
+    index: int
+    speaker: str
+    text: str
+
+    @property
+    def number(self) -> int:
+        return self.index + 1
+
+    def render(self) -> str:
+        return f"[{self.number}] {self.speaker}: {self.text}"
+
+
+@dataclass(frozen=True)
+class Window:
+    """The lines of one extraction call; the first ``context`` repeat the window before."""
+
+    lines: tuple[Line, ...]
+    context: int = 0
+
+    @property
+    def new(self) -> tuple[Line, ...]:
+        return self.lines[self.context :]
+
+    @property
+    def indexes(self) -> list[int]:
+        return sorted({ln.index for ln in self.new})
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+def _pieces(text: str, budget: int) -> list[str]:
+    """``text`` in pieces of at most ``budget`` estimated tokens: at sentence ends where it can,
+    at word ends where a sentence is longer, at characters where a word is (nothing is cut)."""
+    if estimate_tokens(text) <= budget:
+        return [text]
+    units: list[str] = []
+    for sentence in _SENTENCE.split(text):
+        if estimate_tokens(sentence) <= budget:
+            units.append(sentence)
+            continue
+        step = max(1, budget * 3 - 3)
+        for word in sentence.split(" "):
+            units.extend(word[i : i + step] for i in range(0, len(word), step))
+    out: list[str] = []
+    for unit in units:
+        if out and estimate_tokens(out[-1] + " " + unit) <= budget:
+            out[-1] += " " + unit
+        else:
+            out.append(unit)
+    return out
+
+
+def lines_of(messages: Sequence[Message], budget: int) -> list[Line]:
+    """The messages as prompt lines: speaker by name (else "User" / "Assistant"), whitespace
+    folded so one message is one line, a message longer than ``budget`` tokens in pieces."""
+    out = []
+    for i, m in enumerate(messages):
+        speaker = m.name or ("User" if m.role == "user" else "Assistant")
+        text = " ".join(m.content.split())
+        for piece in _pieces(text, max(16, budget - estimate_tokens(speaker) - 4)):
+            out.append(Line(i, speaker, piece))
+    return out
+
+
+def windows(lines: Sequence[Line], budget: int, overlap: int) -> list[Window]:
+    """Consecutive windows of ``lines`` whose rendered lines fit ``budget`` tokens; each after
+    the first starts with the last ``overlap`` lines of the one before (fewer if they would not
+    fit). Every line is new in exactly one window."""
+    out: list[Window] = []
+    start = 0
+    while start < len(lines):
+        ctx: list[Line] = []
+        if out:
+            for ln in reversed(out[-1].lines[-overlap:] if overlap else ()):
+                ctx.insert(0, ln)
+        used = sum(estimate_tokens(ln.render()) + 1 for ln in ctx)
+        while ctx and used + estimate_tokens(lines[start].render()) + 1 > budget:
+            used -= estimate_tokens(ctx.pop(0).render()) + 1
+        end = start
+        while end < len(lines):
+            cost = estimate_tokens(lines[end].render()) + 1
+            if end > start and used + cost > budget:
+                break
+            used += cost
+            end += 1
+        out.append(Window(tuple(ctx) + tuple(lines[start:end]), len(ctx)))
+        start = end
+    return out
+
+
+_USER = re.compile(r"^(?:the\s+)?user\b('s)?", re.IGNORECASE)
+_LABEL = re.compile(r"^(?:\[\d+\]\s*)?[A-Z][\w .'-]{0,40}:\s+")
+
+
 class LLMExtractor:
-    """One LLM call per ``add``: ``prompts/extract_facts.md`` -> :class:`ExtractionOutput`."""
+    """Facts from an LLM, ``prompts/extract_facts.md`` -> :class:`ExtractionOutput`, one call
+    per window (see the module docstring)."""
 
     name = "llm"
 
-    def __init__(self, llm: LLMClient) -> None:
+    def __init__(
+        self, llm: LLMClient, *, context_tokens: int = 4096, output_tokens: int = 1024, overlap: int = 2
+    ) -> None:
         self.llm = llm
+        self.output_tokens = output_tokens
+        self.overlap = overlap
+        overhead = estimate_tokens(self._prompt([], "Monday 1 January 2024", ["Someone"], 0))
+        self.budget = context_tokens - overhead - output_tokens
+        if self.budget < 64:
+            raise ValueError(
+                f"an LLM context of {context_tokens} tokens leaves no room for the conversation "
+                f"after the prompt ({overhead}) and the answer ({output_tokens})"
+            )
+
+    def _prompt(self, lines: Sequence[Line], date: str, people: Sequence[str], context: int) -> str:
+        if people:
+            names = " or ".join(people) if len(people) < 3 else ", ".join(people[:-1]) + " or " + people[-1]
+            who = " and ".join(people) if len(people) < 3 else ", ".join(people[:-1]) + " and " + people[-1]
+            rule = f'Start it with the name of the person it is about ({names}), never with "I".'
+        else:
+            who, rule = "the user", 'Start it with "The user".'
+        earlier = ""
+        if context:
+            last = lines[context - 1].number
+            earlier = (
+                f"9. Lines up to [{last}] were read before and are shown for context only: "
+                "take no fact from them alone.\n"
+            )
+        return render_prompt(
+            "extract_facts",
+            date=date,
+            people=who,
+            name_rule=rule,
+            earlier=earlier,
+            lines="\n".join(ln.render() for ln in lines),
+        )
 
     def extract(self, messages: Sequence[Message], now: datetime) -> Extraction:
-        turns = [
-            {"n": i, "role": m.role, **({"name": m.name} if m.name else {}), "content": m.content}
-            for i, m in enumerate(messages)
-        ]
-        prompt = render_prompt(
-            "extract_facts",
-            today=now.date().isoformat(),
-            turn_time=now.strftime("%A %Y-%m-%d %H:%M %Z").strip(),
-            turns=json.dumps(turns, ensure_ascii=False, indent=1),
+        date = f"{now:%A} {now.day} {now:%B %Y}"
+        people = list(dict.fromkeys(m.name for m in messages if m.role == "user" and m.name))
+        result = Extraction(facts=[])
+        errors: list[LLMError] = []
+        for win in windows(lines_of(messages, self.budget), self.budget, self.overlap):
+            result.windows += 1
+            prompt = self._prompt(win.lines, date, people, win.context)
+            try:
+                out = self.llm.complete(ExtractionOutput, prompt, max_tokens=self.output_tokens)
+            except LLMError as e:
+                log.warning("extraction of messages %s failed: %s", win.indexes, e)
+                result.llm_calls += getattr(e, "attempts", 1) or 1
+                result.failed.append((win.indexes, e))
+                errors.append(e)
+                continue
+            result.llm_calls += out.calls
+            result.prompt_tokens += out.prompt_tokens
+            result.completion_tokens += out.completion_tokens
+            for f in out.value.facts:
+                fact = self._fact(f, win, messages, people, now, result)
+                if fact is not None:
+                    result.facts.append(fact)
+        if errors and len(result.failed) == result.windows:
+            raise errors[-1]
+        return result
+
+    @staticmethod
+    def _fact(
+        f: LLMFact,
+        win: Window,
+        messages: Sequence[Message],
+        people: Sequence[str],
+        now: datetime,
+        result: Extraction,
+    ) -> ExtractedFact | None:
+        """The model's fact made to hold (see the module docstring); None for a fact taken
+        only from the window's context lines."""
+        shown = {ln.number: ln.index for ln in win.lines}
+        context = {ln.index for ln in win.lines[: win.context]}
+        cited = [shown[f.line]] if f.line in shown else []
+        if cited and all(i in context for i in cited):
+            return None  # the window before took it
+        text = _LABEL.sub("", " ".join(f.text.split()))  # a model that copied the line's label
+        if not text or text.endswith("?") or is_small_talk(text):
+            return None  # a question, a greeting or thanks: no fact (rule 4 of the prompt)
+        spoken = [i for i in cited if messages[i].role == "user"]
+        if not spoken or ground(text, [messages[i].content for i in spoken], speakers=people) is not None:
+            best = _best_line(text, win, messages, people)
+            if best is not None:
+                cited = [best]
+                result.regrounded += 1
+        # a fact is about the person who said it (a small model often names the other one)
+        subject = next((messages[i].name for i in cited if messages[i].name in people), None)
+        if subject is None:
+            subject = next((p for p in people if f.about and f.about.strip().lower() == p.lower()), None)
+        if subject is not None:
+            text = _USER.sub(lambda m: subject + ("'s" if m.group(1) else ""), text, count=1)
+            text = in_person(text, subject)
+        else:
+            text = in_person(text, "the user")
+        text = resolve_relative(text, now)
+        return ExtractedFact(
+            text=text,
+            category=f.category,
+            concepts=list(f.concepts) or candidate_phrases(text)[:5],
+            source_turns=cited,
+            subject=subject,
         )
-        out = self.llm.complete(ExtractionOutput, prompt)
-        user_turns = {i for i, m in enumerate(messages) if m.role == "user"}
-        facts = []
-        for f in out.value.facts:
-            src = [t for t in f.source_turns if 0 <= t < len(messages)]
-            facts.append(
-                ExtractedFact(
-                    text=f.text.strip(),
-                    category=f.category,
-                    concepts=f.concepts,
-                    source_turns=src or sorted(user_turns)[:1],
-                )
-            )
-        return Extraction(
-            facts=facts,
-            llm_calls=out.calls,
-            prompt_tokens=out.prompt_tokens,
-            completion_tokens=out.completion_tokens,
-        )
+
+
+def _best_line(text: str, win: Window, messages: Sequence[Message], people: Sequence[str]) -> int | None:
+    """The user message among the window's new lines that best supports ``text``, if one
+    supports it enough to pass :func:`~.ground.ground`."""
+    scored = [
+        (support(text, [messages[i].content], speakers=people), i)
+        for i in win.indexes
+        if messages[i].role == "user"
+    ]
+    best = max(scored, key=lambda s: s[0], default=None)
+    if best is None or ground(text, [messages[best[1]].content], speakers=people) is not None:
+        return None
+    return best[1]

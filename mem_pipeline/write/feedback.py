@@ -14,7 +14,8 @@ __all__ = ["feedback"]
 def feedback(
     parts: Parts, scope: Scope, ids: Sequence[str], query_concepts: Sequence[str], amount: float
 ) -> dict[str, int]:
-    """Each fact's valence moves by ``0.2 * amount`` (bounded to [-1, 1]); the links from
+    """Each fact's valence moves by ``0.2 * amount`` (bounded to [-1, 1]), and a fact that
+    helped counts one more use (``recalls``: reinforcement, bounded); the links from
     ``query_concepts`` to each fact's concepts move by ``0.5 * amount`` (each link at most once
     per call, bounded). Ids of other scopes are ignored. Returns how many facts and links
     moved."""
@@ -22,7 +23,10 @@ def feedback(
         facts = parts.store.get_facts(scope, ids)  # other users' ids are simply absent
         now = parts.now()
         for f in facts:
-            parts.store.set_fact_fields(f.id, {"valence": max(-1.0, min(1.0, f.valence + 0.2 * amount))})
+            fields: dict[str, float | int] = {"valence": max(-1.0, min(1.0, f.valence + 0.2 * amount))}
+            if amount > 0:  # it was used: reinforcement grows with use, not with being recalled
+                fields["recalls"] = f.recalls + 1
+            parts.store.set_fact_fields(f.id, fields)
         targets = {c for f in facts for c in f.concepts}
         moved = (
             parts.links.feedback(scope, query_concepts, sorted(targets), amount, now) if query_concepts else 0

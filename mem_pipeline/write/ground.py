@@ -1,5 +1,5 @@
-"""Grounding: a fact its turns do not support is rejected. The user's turns (and an
-assistant turn the user confirmed) are what a fact may rest on."""
+"""Grounding: a fact its turns do not support is rejected. The user turns it cites (and an
+assistant message the user confirmed or answered) are what a fact may rest on."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import re
 from collections.abc import Sequence
 
 from ..models import Message
-from ..text.lexical import STOPWORDS, content_words, stem
+from ..text.lexical import STOPWORDS, content_words, stem, tokens
 
-__all__ = ["ground", "grounding_sources"]
+__all__ = ["fact_sources", "ground", "support"]
 
 _FREE_WORDS = frozenset(
     stem(w)
@@ -67,27 +67,43 @@ _FREE_WORDS = frozenset(
 )
 
 
-def ground(fact_text: str, source_texts: Sequence[str], *, min_support: float = 0.6) -> str | None:
+def _words(fact_text: str, speakers: Sequence[str]) -> list[str]:
+    free = _FREE_WORDS | {w for name in speakers for w in content_words(name)}
+    words = [w for w in content_words(fact_text) if w not in free and not w.isdigit()]
+    return [w for w in words if w not in STOPWORDS]
+
+
+def support(fact_text: str, source_texts: Sequence[str], *, speakers: Sequence[str] = ()) -> float:
+    """The share of the fact's content words (as :func:`ground` counts them) that occur in the
+    source texts; 0 for a fact with none."""
+    words = _words(fact_text, speakers)
+    if not words:
+        return 0.0
+    src = {w for t in source_texts for w in content_words(t)}
+    return sum(1 for w in words if w in src) / len(words)
+
+
+def ground(
+    fact_text: str, source_texts: Sequence[str], *, min_support: float = 0.6, speakers: Sequence[str] = ()
+) -> str | None:
     """Reject a fact whose content words are not supported by the source turns.
 
     Returns ``None`` when the fact is grounded, else the reason. A word is supported when its
-    stem occurs in the sources; the user's pronouns, "the user", month and weekday names (from
-    resolved dates) and digits are free. At least ``min_support`` of the remaining content
-    words, and at least one, must be supported.
+    stem occurs in the sources; the user's pronouns, "the user", the ``speakers``' names (a fact
+    names the person it is about), month and weekday names (from resolved dates) and digits
+    are free. At least ``min_support`` of the remaining content words, and at least one, must
+    be supported.
     """
-    src = set()
-    for t in source_texts:
-        src.update(content_words(t))
-    words = [w for w in content_words(fact_text) if w not in _FREE_WORDS and not w.isdigit()]
-    words = [w for w in words if w not in STOPWORDS]
+    words = _words(fact_text, speakers)
     if not words:
         return "the fact has no content words"
+    src = {w for t in source_texts for w in content_words(t)}
     supported = [w for w in words if w in src]
     share = len(supported) / len(words)
     if not supported or share < min_support:
         missing = sorted(set(words) - set(supported))
         return (
-            f"only {len(supported)}/{len(words)} content words occur in the user's turns "
+            f"only {len(supported)}/{len(words)} content words occur in its turns "
             f"(unsupported: {', '.join(missing[:8])})"
         )
     return None
@@ -100,15 +116,28 @@ _CONFIRM = re.compile(
 )
 
 
-def grounding_sources(messages: Sequence[Message]) -> list[str]:
-    """The texts a fact may rest on: the user's turns, and an assistant turn the user
-    explicitly confirmed in the next turn ("Yes, book that")."""
+def fact_sources(messages: Sequence[Message], cited: Sequence[int]) -> list[str]:
+    """The texts a fact citing messages ``cited`` may rest on: each cited user turn; with it
+    the assistant's message just before when the turn confirms it ("Yes, book that") or is a
+    short answer to it ("Pepper." to "What is your dog called?"); and a cited assistant
+    message only when the user's next turn confirms it. An assistant's suggestion the user did
+    not take up supports nothing."""
     out = []
-    for i, m in enumerate(messages):
+    for i in dict.fromkeys(cited):
+        if not 0 <= i < len(messages):
+            continue
+        m = messages[i]
+        prev = messages[i - 1] if i > 0 else None
         if m.role == "user":
             out.append(m.content)
-        elif m.role == "assistant" and i + 1 < len(messages):
-            nxt = messages[i + 1]
-            if nxt.role == "user" and _CONFIRM.match(nxt.content):
+            if (
+                prev is not None
+                and prev.role == "assistant"
+                and (_CONFIRM.match(m.content) or ("?" in prev.content and len(tokens(m.content)) <= 6))
+            ):
+                out.append(prev.content)
+        else:
+            nxt = messages[i + 1] if i + 1 < len(messages) else None
+            if nxt is not None and nxt.role == "user" and _CONFIRM.match(nxt.content):
                 out.append(m.content)
     return out

@@ -8,24 +8,51 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from ..models import Category, ExtractedFact, Message
-from ..text.lexical import content_words, split_sentences, tokens
+from ..text.dates import resolve_relative
+from ..text.lexical import split_sentences, tokens
 from ..text.phrases import candidate_phrases
+from ..text.slots import slot_of
+from ..text.smalltalk import is_statement
+from ..text.voice import in_person, strip_filler
 from .extract import Extraction
 
-__all__ = ["OfflineExtractor", "guess_category"]
+__all__ = ["OfflineExtractor", "category_of", "guess_category"]
 
-_GREETING = re.compile(
-    r"^\s*(hi|hello|hey|hiya|yo|thanks|thank you|thx|cheers|good (morning|afternoon|evening|night)"
-    r"|bye|goodbye|see you|ok|okay|sure|cool|great|nice|lol|haha|yes|no|yep|nope|alright"
-    r"|sounds good|got it|no worries|you too)\b[\s!.,:)(-]*"
-    r"(there|again|so much|a lot|everyone|all|buddy|mate)?[\s!.,:)(-]*$",
+# where a compound statement splits into facts of their own: "I live in Lisbon and I work as a
+# nurse", "I'm based in Leeds, working for an insurer", "...; my sister lives in Porto"
+_COMPOUND = re.compile(
+    r"\s*(?:,\s*(?:and|but|so|while)\s+|\s+(?:and|but|while)\s+|;\s*|,\s+)"
+    r"(?=(?:i|i['’]m|i['’]ve|i['’]d|my|we|we['’]re|our)\b|(?:working|living|studying|training|teaching)\b)",
     re.IGNORECASE,
 )
-_QUESTION_START = re.compile(
-    r"^\s*(who|what|when|where|why|how|which|whose|do|does|did|can|could|would|will|should|is|"
-    r"are|am|was|were|have|has|shall|may|might)\b",
+_CONFIRM = re.compile(
+    r"^\s*(?:(?:oh+|ooh+|ok(?:ay)?|great|perfect|sure|yes|yeah|yep|yup|please|definitely|absolutely)[\s,!.]*)+"
+    r"(?:do it|go ahead|book it|book that|sounds good|let['’]?s do (?:it|that)|that works|please)?[\s!.]*$"
+    r"|^\s*(?:yes|yeah|yep|sure|ok|okay)\b.*\b(?:book|signed up|sign me up|do it|go ahead|please)\b",
     re.IGNORECASE,
 )
+_YES = re.compile(
+    r"^\s*(?:(?:oh+|ooh+|ah+)[\s,!]*)?(?:yes|yeah|yep|yup|sure|ok(?:ay)?|absolutely|definitely)\b", re.I
+)
+_OFFER_LEAD = re.compile(
+    r"^\s*(?:maybe|perhaps|how about|what about|why not|shall i|should i|would you like (?:me )?to|"
+    r"do you want (?:me )?to|want me to|you could|you might|have you considered)\s+",
+    re.IGNORECASE,
+)
+
+
+def split_compound(sentence: str) -> list[str]:
+    """A statement of several facts, split where a new clause about the speaker starts ("I live
+    in Lisbon and I work as a nurse" -> two); parts too short to stand alone stay joined."""
+    parts = [p.strip(" ,;") for p in _COMPOUND.split(sentence) if p and p.strip(" ,;")]
+    if len(parts) < 2 or any(len(tokens(p)) < 2 for p in parts):
+        return [sentence]
+    out = []
+    for p in parts:
+        if re.match(r"(?:working|living|studying|training|teaching)\b", p, re.IGNORECASE):
+            p = "I'm " + p[0].lower() + p[1:]  # "..., working from home" -> "I'm working from home"
+        out.append(p if p.endswith((".", "!")) else p + ".")
+    return out
 
 
 # Category rules: the first rule whose pattern matches wins. Transparent on purpose.
@@ -109,38 +136,58 @@ def guess_category(text: str) -> Category:
     return Category.OTHER
 
 
+# a diet for medical reasons is health; one chosen for ethics or taste, a preference
+_MEDICAL = re.compile(r"\b(allerg\w*|intoleran\w*|coeliac|celiac|diabet\w*|doctor|medical|ibs|crohn)", re.I)
+_BY_SLOT = {
+    "residence": Category.BIOGRAPHY,
+    "age": Category.BIOGRAPHY,
+    "work": Category.WORK,
+    "relationship": Category.RELATIONSHIP,
+    "smoking": Category.HEALTH,
+    "drinking": Category.HEALTH,
+    "phone": Category.OTHER,
+    "car": Category.OTHER,
+}
+
+
+def category_of(text: str) -> Category:
+    """The category of a fact, by what it is about first (``text.slots``: where one lives ->
+    biography, one's job -> work, a diet -> preference, or health when it is medical), then by
+    the keyword rules (:func:`guess_category`)."""
+    slot = slot_of(text)
+    if slot is not None and slot.subject == "the user":
+        if slot.family == "diet":
+            return Category.HEALTH if _MEDICAL.search(text) else Category.PREFERENCE
+        if slot.family in _BY_SLOT:
+            return _BY_SLOT[slot.family]
+    if slot is not None and slot.subject != "the user":
+        return Category.RELATIONSHIP
+    return guess_category(text)
+
+
 class OfflineExtractor:
-    """Facts from user messages by simple rules, with no LLM.
+    """Facts from user messages by rules, with no LLM.
 
-    What it does: splits each *user* message into sentences, keeps statements (drops
-    greetings, questions, fragments under three words or without a content word), keeps each kept
-    sentence verbatim as one fact, assigns a category by the keyword rules in
-    :func:`guess_category` (first match wins), and takes up to ``max_concepts`` keyword phrases
-    (stopword-delimited runs, singular-normalised) as concepts.
+    What it does: splits each *user* message into sentences; drops greetings, thanks and
+    acknowledgements, questions, requests to the assistant and passing moods ("I slept badly");
+    strips opening filler ("Actually,", "Just so you know,"); splits a compound statement into
+    its facts ("I live in Lisbon and I work as a nurse" -> two); writes relative dates as the
+    dates they mean ("yesterday" -> "on 7 May 2023", from the time of the turn); in a
+    conversation between named people, tells each fact about its speaker ("I went" ->
+    "Caroline went"); categorises by what the fact is about (``category_of``) and takes up to
+    ``max_concepts`` keyword phrases as concepts. A short "yes, book it" to the assistant's
+    proposal ("Maybe book a flight to Rome?") becomes the fact that the user agreed to it.
 
-    What it cannot do: it does not rewrite "I" into a self-contained third-person sentence, does
-    not resolve "it", "she" or relative dates ("next Friday" stays as written), does not merge
-    facts spread over several sentences, does not tell a durable fact from chit-chat beyond the
-    rules above (an opinion about the weather is kept), does not understand negation or
-    hypotheticals, and its categories are keyword guesses. Assistant messages never become facts.
-    Configure an LLM (``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``) for real extraction.
+    What it cannot do: it does not resolve "it", "she" or "there", does not merge facts spread
+    over several sentences, does not understand hypotheticals or sarcasm, and its categories
+    and moods are word lists. Assistant messages never become facts on their own. Configure an
+    LLM (``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``) for real extraction.
     """
 
     name = "offline"
 
-    def __init__(self, *, max_concepts: int = 5, min_content_words: int = 1) -> None:
+    def __init__(self, *, max_concepts: int = 5) -> None:
         self.max_concepts = max_concepts
-        self.min_content_words = min_content_words
-
-    def is_statement(self, sentence: str) -> bool:
-        s = sentence.strip()
-        if not s or _GREETING.match(s):
-            return False
-        if s.endswith("?"):
-            return False
-        if _QUESTION_START.match(s) and not s.endswith((".", "!")):
-            return False
-        return len(tokens(s)) >= 3 and len(content_words(s)) >= self.min_content_words
 
     def extract(self, messages: Sequence[Message], now: datetime) -> Extraction:
         facts: list[ExtractedFact] = []
@@ -148,23 +195,47 @@ class OfflineExtractor:
         for turn_id, msg in enumerate(messages):
             if msg.role != "user":
                 continue
-            for sentence in split_sentences(msg.content):
-                if not self.is_statement(sentence):
-                    continue
-                key = " ".join(sentence.lower().split())
+            texts = [
+                part
+                for sentence in split_sentences(msg.content)
+                if is_statement(clean := strip_filler(sentence))
+                for part in split_compound(clean)
+            ]
+            if turn_id > 0 and (_CONFIRM.match(msg.content) or (texts and _YES.match(msg.content))):
+                texts = _agreed(messages[turn_id - 1]) + texts
+            for text in texts:
+                text = resolve_relative(text, now)
+                if msg.name:
+                    text = in_person(text, msg.name)
+                key = " ".join(text.lower().split())
                 if key in seen:
                     continue
                 seen.add(key)
                 facts.append(
                     ExtractedFact(
-                        text=sentence,
-                        category=guess_category(sentence),
-                        concepts=candidate_phrases(sentence)[: self.max_concepts],
+                        text=text,
+                        category=category_of(text),
+                        concepts=candidate_phrases(text)[: self.max_concepts],
                         source_turns=[turn_id],
+                        subject=msg.name or "the user",
                     )
                 )
         return Extraction(facts=facts)
 
 
-# Words an extractor may add when it rewrites "I like tea" as "The user likes tea": they need
-# no support in the turn.
+def _agreed(prev: Message) -> list[str]:
+    """What the user agreed to by a bare "yes" to the assistant's proposal just before: the
+    proposal (its last question), as a statement ("Maybe book a flight to Rome?" -> "I agreed
+    to book a flight to Rome.")."""
+    if prev.role != "assistant":
+        return []
+    asked = [s for s in split_sentences(prev.content) if s.strip().endswith("?")]
+    if not asked:
+        return []
+    offer = _OFFER_LEAD.sub("", asked[-1]).strip().rstrip("?").strip()
+    offer = re.sub(r"^(?:i |we )?remember that ", "", offer, flags=re.IGNORECASE)
+    if not tokens(offer):
+        return []
+    offer = re.sub(r"\byou\b", "I", re.sub(r"\byour\b", "my", offer))
+    first = offer.split(" ", 1)[0]
+    return [f"I agreed: {offer if first == 'I' else offer[0].lower() + offer[1:]}."]

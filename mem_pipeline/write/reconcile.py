@@ -1,51 +1,75 @@
-"""Reconciliation: what to do with a new fact given the nearest stored facts of its scope.
+"""Reconciliation: what to do with a new fact given the stored facts it may repeat or correct.
 
-- similarity >= ``dedupe_threshold`` and no conflicting specifics (numbers, negations, dates,
-  names: :func:`~mem_pipeline._text.conflicting_specifics`): REINFORCE the nearest stored fact
-  (no new point, no LLM); with conflicting specifics the fact is treated as *related*;
-- ``related_threshold`` <= similarity < ``dedupe_threshold``: a *related* fact. With an LLM
-  reconciler, one call decides ADD / UPDATE / SUPERSEDE / NOOP. Without one, the offline rule:
-  SUPERSEDE the nearest fact of the same category when the new text carries an explicit
-  correction cue ("actually", "no longer", "not ... anymore", "moved to", "changed"), else ADD;
-- otherwise ADD.
+The rules, in order (:func:`decide`; each decision says which rule made it):
 
-The decision is a plain value; ``Memory`` carries it out and writes the history.
+1. **Near-duplicate**: cosine >= ``dedupe_threshold`` with the nearest stored fact and no
+   conflicting specifics (numbers, negations, dates, names:
+   :func:`~mem_pipeline.text.voice.conflicting_specifics`) -> REINFORCE it.
+2. **Same slot** (``text.slots``: the same attribute of the same person, found by what the
+   facts are about, not how they sound): a statement that something stopped ("I no longer eat
+   meat", "I quit smoking") SUPERSEDEs the facts of the slot it names; the same value ->
+   REINFORCE (a confirmation; a value the slot held before and lost is a *reversal*, said in
+   the reason); another value SUPERSEDEs the slot's facts when the slot holds one value at a
+   time (where one lives, one's diet) or the statement says it changed ("now", "switched").
+3. **A negated specific**: "She's in Nantes, not Rennes", "I'm 34 not 43" SUPERSEDE the stored
+   fact that says the negated name or number.
+4. **Related** (cosine >= ``related_threshold``) with a correction cue ("actually", "moved",
+   "no longer"...): SUPERSEDE the nearest related fact; without a cue the offline rules stop
+   here and ADD, and an LLM reconciler (``prompts/reconcile.md``) may decide instead: ADD,
+   UPDATE (a merged sentence), SUPERSEDE or NOOP, for all such facts of an ``add`` in one call.
+5. Otherwise ADD.
+
+A decision is a plain value; ``write.apply`` carries it out and writes the history.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from ..llm import LLMClient, render_prompt
-from ..models import ExtractedFact, ReconcileOutput, StoredFact
+from ..models import ExtractedFact, ReconcileBatch, StoredFact
+from ..text.slots import Slot, changes
 from ..text.voice import conflicting_specifics, third_person
 
-__all__ = ["Decision", "LLMReconciler", "Reconciler", "has_correction_cue", "offline_decision"]
+__all__ = ["Decision", "LLMReconciler", "Reconciler", "decide", "has_correction_cue"]
 
 Action = Literal["ADD", "REINFORCE", "UPDATE", "SUPERSEDE", "NOOP"]
 
 
 @dataclass(frozen=True)
 class Decision:
+    """What to do with a new fact: ``target`` is the stored fact acted on; a SUPERSEDE may also
+    replace ``also`` (the other facts of a single-valued slot)."""
+
     action: Action
     target: StoredFact | None = None
     text: str | None = None  # new text for UPDATE (merged), else the fact's own text
     reason: str = ""
+    also: tuple[StoredFact, ...] = field(default_factory=tuple)
 
 
 class Reconciler(Protocol):
-    """Decides for a fact with related (not duplicate) neighbours. ``calls``/``tokens`` count cost."""
+    """Decides, in one call, for the facts of an ``add`` the rules left undecided (each with its
+    related stored facts). ``calls`` and the token counts say what it cost."""
 
-    def decide(self, fact: ExtractedFact, neighbours: Sequence[tuple[StoredFact, float]]) -> Decision: ...
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+
+    def decide_many(self, items: Sequence[tuple[ExtractedFact, Sequence[StoredFact]]]) -> list[Decision]: ...
 
 
 _CORRECTION = re.compile(
     r"\b(actually|correction|i meant|no longer|not any ?more|anymore|instead|changed|switched"
-    r"|moved to|now (live|work|go|use)|not .{1,30} but|rather than|used to)\b",
+    r"|moved to|now (live|work|go|use)|not .{1,30} but|rather than|used to|sorry,? typo|typo)\b",
     re.IGNORECASE,
+)
+_NEGATED = re.compile(
+    r"\b(?:not|no longer|instead of|rather than)\s+(?:in |at |on |a |an |the )?([A-Z][\w-]+|\d[\w.,:-]*)"
 )
 
 
@@ -53,43 +77,91 @@ def has_correction_cue(text: str) -> bool:
     return bool(_CORRECTION.search(text))
 
 
-def offline_decision(
+def decide(
     fact: ExtractedFact,
+    slot: Slot | None,
     neighbours: Sequence[tuple[StoredFact, float]],
+    in_slot: Sequence[tuple[StoredFact, Slot]],
     *,
     dedupe_threshold: float,
     related_threshold: float,
-    reconciler: Reconciler | None = None,
-) -> Decision:
-    """The decision for one fact. ``neighbours`` are (stored fact, cosine), best first."""
-    if not neighbours:
-        return Decision("ADD", reason="no stored fact is similar")
-    best, sim = neighbours[0]
-    if sim >= dedupe_threshold:
-        conflict = conflicting_specifics(third_person(fact.text), third_person(best.text))
-        if not conflict:
+) -> Decision | None:
+    """The decision for one fact by the rules of the module docstring, or None for a related
+    fact the rules cannot decide (an LLM reconciler may; offline it is an ADD).
+
+    ``neighbours``: stored facts as (fact, cosine), best first; ``in_slot``: the stored facts
+    of ``slot`` (current ones first; superseded ones tell a reversal), each with its slot."""
+    text = fact.text
+    if neighbours:
+        best, sim = neighbours[0]
+        if sim >= dedupe_threshold and not conflicting_specifics(third_person(text), third_person(best.text)):
             return Decision("REINFORCE", target=best, reason=f"near-duplicate (cosine {sim:.3f})")
-        sim = min(sim, dedupe_threshold - 1e-6)  # same topic, different specifics: related
+    if slot is not None and in_slot:
+        d = _by_slot(fact, slot, in_slot)
+        if d is not None:
+            return d
+    for name in _NEGATED.findall(text):
+        word = re.compile(rf"\b{re.escape(name)}\b", re.IGNORECASE)
+        for f, sim in neighbours:
+            if sim >= 0.3 and word.search(f.text) and not word.search(_after_negation(text, name)):
+                return Decision("SUPERSEDE", target=f, reason=f"says not {name} (cosine {sim:.3f})")
     related = [(f, s) for f, s in neighbours if s >= related_threshold]
-    if not related:
-        return Decision("ADD", reason=f"nearest cosine {sim:.3f} is below the related threshold")
-    if reconciler is not None:
-        return reconciler.decide(fact, related)
-    if has_correction_cue(fact.text):
-        for f, s in related:
-            if f.category == fact.category:
-                return Decision(
-                    "SUPERSEDE", target=f, reason=f"correction cue, same category, cosine {s:.3f}"
-                )
-    return Decision("ADD", reason=f"related (cosine {sim:.3f}) but no correction cue")
+    if related and has_correction_cue(text):
+        f, s = related[0]
+        return Decision("SUPERSEDE", target=f, reason=f"correction cue, related (cosine {s:.3f})")
+    cued = [
+        (f, s)
+        for f, s in neighbours
+        if s >= 0.5 and conflicting_specifics(third_person(text), third_person(f.text))
+    ]
+    if cued and has_correction_cue(text):
+        f, s = cued[0]
+        return Decision("SUPERSEDE", target=f, reason=f"correction cue, other specifics (cosine {s:.3f})")
+    if related:
+        return None
+    nearest = f"nearest cosine {neighbours[0][1]:.3f}" if neighbours else "no stored fact is similar"
+    return Decision("ADD", reason=nearest)
+
+
+def _after_negation(text: str, name: str) -> str:
+    """``text`` without the negated mention of ``name`` (does it also say ``name`` plainly?)."""
+    return re.sub(
+        rf"\b(?:not|no longer|instead of|rather than)\s+(?:in |at |on |a |an |the )?{re.escape(name)}",
+        "",
+        text,
+    )
+
+
+def _by_slot(fact: ExtractedFact, slot: Slot, in_slot: Sequence[tuple[StoredFact, Slot]]) -> Decision | None:
+    """Rule 2 (same slot), or None when the slot decides nothing."""
+    current = [(f, s) for f, s in in_slot if f.is_valid]
+    past = [(f, s) for f, s in in_slot if not f.is_valid]
+    value = set(slot.value)
+    where = f"{slot.subject}/{slot.family}"
+    if slot.stopped:
+        hit = [f for f, s in current if not value or value & set(s.value) or not s.value]
+        if hit:
+            return Decision("SUPERSEDE", target=hit[0], also=tuple(hit[1:]), reason=f"{where}: stopped")
+        return None
+    same = [
+        f for f, s in current if value and (value <= set(s.value) or set(s.value) <= value) and not s.stopped
+    ]
+    if same:
+        return Decision("REINFORCE", target=same[0], reason=f"{where}: the same value, a confirmation")
+    other = [f for f, s in current if not (value and (value <= set(s.value) or set(s.value) <= value))]
+    if other and (slot.single or changes(fact.text)):
+        reversal = any(value and value & set(s.value) for _, s in past)
+        why = "a reversal to an earlier value" if reversal else "a new value"
+        return Decision("SUPERSEDE", target=other[0], also=tuple(other[1:]), reason=f"{where}: {why}")
+    return None
 
 
 class LLMReconciler:
-    """One LLM call for a fact with related stored facts: ``prompts/reconcile.md``.
+    """One LLM call for the facts of an ``add`` the rules left undecided: ``prompts/reconcile.md``.
 
-    Stored ids never reach the model: facts are listed with small integers and the answer's
+    Stored ids never reach the model: facts are listed with small integers and each answer's
     ``target`` is mapped back, so the model cannot invent or mistype an id. A target outside
-    the list is treated as ADD (logged): nothing is overwritten on a guess.
+    the list is treated as ADD: nothing is overwritten on a guess.
     """
 
     def __init__(self, llm: LLMClient) -> None:
@@ -98,28 +170,31 @@ class LLMReconciler:
         self.prompt_tokens = 0
         self.completion_tokens = 0
 
-    def decide(self, fact: ExtractedFact, neighbours: Sequence[tuple[StoredFact, float]]) -> Decision:
-        import json
-
-        listed = [f for f, _ in neighbours[:5]]
-        stored = [
-            {"n": i, "text": f.text, "category": f.category.value, "since": f.valid_from.date().isoformat()}
-            for i, f in enumerate(listed)
-        ]
-        prompt = render_prompt(
-            "reconcile",
-            new_fact=json.dumps(fact.text, ensure_ascii=False),
-            stored=json.dumps(stored, ensure_ascii=False, indent=1),
-        )
-        out = self.llm.complete(ReconcileOutput, prompt)
+    def decide_many(self, items: Sequence[tuple[ExtractedFact, Sequence[StoredFact]]]) -> list[Decision]:
+        listed: list[StoredFact] = []
+        blocks = []
+        for i, (fact, stored) in enumerate(items):
+            rows = []
+            for f in stored[:4]:
+                rows.append({"n": len(listed), "text": f.text, "since": f.valid_from.date().isoformat()})
+                listed.append(f)
+            blocks.append({"new": i, "text": fact.text, "stored": rows})
+        prompt = render_prompt("reconcile", items=json.dumps(blocks, ensure_ascii=False, indent=1))
+        out = self.llm.complete(ReconcileBatch, prompt)
         self.calls += out.calls
         self.prompt_tokens += out.prompt_tokens
         self.completion_tokens += out.completion_tokens
-        v = out.value
-        if v.action == "ADD":
-            return Decision("ADD", reason=f"LLM: {v.reason}".strip())
-        if v.target is None or not 0 <= v.target < len(listed):
-            return Decision("ADD", reason=f"LLM answered {v.action} for no listed fact ({v.target})")
-        target = listed[v.target]
-        text = v.text if v.action == "UPDATE" and v.text else None
-        return Decision(v.action, target=target, text=text, reason=f"LLM: {v.reason}".strip())
+        decisions = [Decision("ADD", reason="LLM: no answer for this fact") for _ in items]
+        for d in out.value.decisions:
+            if not 0 <= d.fact < len(items):
+                continue
+            if d.action == "ADD":
+                decisions[d.fact] = Decision("ADD", reason=f"LLM: {d.reason}".strip())
+            elif d.target is None or not 0 <= d.target < len(listed):
+                decisions[d.fact] = Decision("ADD", reason=f"LLM answered {d.action} for no listed fact")
+            else:
+                text = d.text if d.action == "UPDATE" and d.text else None
+                decisions[d.fact] = Decision(
+                    d.action, target=listed[d.target], text=text, reason=f"LLM: {d.reason}".strip()
+                )
+        return decisions
