@@ -249,4 +249,3 @@ def _utf8_path(raw: bytes) -> bool:
 
 
 UNAUTHORIZED = "missing, wrong or revoked API key (Authorization: Bearer <key>)"
-

@@ -106,11 +106,14 @@ def run_demo(path: str | None, out: Callable[..., None]) -> dict[str, Any]:
                 sess.append(res.model_dump(mode="json"))
             report["sessions"].append(sess)
             out()
-        facts = m.get_all(user_id=user, include_invalid=True)
-        out("== what is stored")
+        facts = m.get_all(user_id=user, include_invalid=True, kind="fact")
+        said = m.get_all(user_id=user, include_invalid=True, kind="turn")
+        out("== the facts stored")
         for f in facts:
             state = "valid" if f.is_valid else "superseded"
             out(f"  [{f.category.value:<12}] x{f.confirmations} {state:<10} {f.text}")
+        kept = sum(1 for t in said if t.is_valid)
+        out(f"== and the {len(said)} turns they came from ({len(said) - kept} superseded with their fact)")
         out("\n== recall")
         for q in _QUESTIONS:
             r = m.search(q, user_id=user, limit=3, reinforce=False)
@@ -121,8 +124,10 @@ def run_demo(path: str | None, out: Callable[..., None]) -> dict[str, Any]:
         out(r.to_prompt(max_tokens=300))
     out("\n== restart: a new Memory on the same path")
     with Memory(config=cfg) as m:
-        facts2 = m.get_all(user_id=user, include_invalid=True)
-        out(f"  {len(facts2)} facts after reopening (before: {len(facts)})")
+        facts2 = m.get_all(user_id=user, include_invalid=True, kind="fact")
+        turns2 = m.get_all(user_id=user, include_invalid=True, kind="turn")
+        out(f"  {len(facts2)} facts and {len(turns2)} turns after reopening")
+        out(f"  (before: {len(facts)} and {len(said)})")
         sister = [f for f in facts2 if "sister" in f.text and not f.is_valid]
         if sister:
             out(f"  history of {sister[0].text!r}:")
@@ -132,10 +137,10 @@ def run_demo(path: str | None, out: Callable[..., None]) -> dict[str, Any]:
         out(f"  where does my sister live? -> {r.hits[0].text if r.hits else '(nothing)'}")
         out(f"  another user sees: {len(m.get_all(user_id='someone-else'))} facts")
         report["facts_after_restart"] = len(facts2)
+        report["turns_after_restart"] = len(turns2)
     report["associations"] = _demo_associations(cfg, out)
     report["seconds"] = round(time.perf_counter() - t0, 2)
     out(f"\ndemo finished in {report['seconds']} s")
     if tmp is not None:
         tmp.cleanup()
     return report
-

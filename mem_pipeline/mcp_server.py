@@ -108,10 +108,11 @@ def create_server(memory: Memory, *, user_id: str, tenant: str = "default") -> M
     ) -> dict[str, Any]:
         """Search the user's long-term memory.
 
-        Returns `hits` (best first; each with its id, text, date, score parts and `source`:
-        `direct` text matches, then `association` hits reached through linked concepts, whose
-        `via.path` shows the chain of concepts, e.g. timeout > retry) and `prompt`, a ready block
-        of the same facts to read. Keep the ids to give `feedback` afterwards."""
+        Returns `hits` (at most `limit`, best first; each with its id, kind (a `fact`, or a
+        `turn` someone said), text, date and score parts; empty when nothing stored is
+        relevant), `associations` (a few more memories reached through linked concepts, each
+        with `via.path`, the chain of concepts, e.g. timeout > retry) and `prompt`, a ready
+        block of them to read. Keep the ids to give `feedback` afterwards."""
         _text(query, "query")
         r = await run(lambda **kw: memory.search(query, limit=limit, **kw))
         return {**r.to_json(), "prompt": r.to_prompt()}

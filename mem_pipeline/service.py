@@ -65,7 +65,6 @@ log = logging.getLogger(__name__)
 DEFAULT_MAX_BODY_BYTES = 256 * 1024
 
 
-
 # -- request and response bodies --------------------------------------------------------------
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -159,7 +158,6 @@ class ErrorBody(BaseModel):
 
 class ErrorOut(BaseModel):
     error: ErrorBody
-
 
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
