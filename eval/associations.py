@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
-    m = Memory(config=MemoryConfig(path=":memory:", reinforce_on_recall=False), embedder=LocalEmbedder())
+    m = Memory(config=MemoryConfig(path=":memory:"), embedder=LocalEmbedder())
     t = time.perf_counter()
     chains = build(m, args.users, args.distractors, args.chains, args.seed)
     ingest_s = time.perf_counter() - t

@@ -222,7 +222,7 @@ def measure_recall(
         ("links_off", {"expand_links": False, "concept_boost": 0.0}),
     ):
         m = Memory(
-            config=MemoryConfig(path=str(path), engine=engine, reinforce_on_recall=False, **cfg),
+            config=MemoryConfig(path=str(path), engine=engine, **cfg),
             embedder=model,
         )
         batch = qs[:n] if label == "links_on" else qs[n : 2 * n]
@@ -332,7 +332,7 @@ _CHILD = textwrap.dedent(
     model.embed_batch(["warm"])
     before = rss()
     t = time.perf_counter()
-    m = Memory(config=MemoryConfig(path=path, engine=engine, reinforce_on_recall=False),
+    m = Memory(config=MemoryConfig(path=path, engine=engine),
                embedder=model)
     opened = time.perf_counter() - t
     for i, u in enumerate(users[:20]):

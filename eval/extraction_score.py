@@ -28,7 +28,7 @@ from mem_pipeline.llm import LLMClient
 from mem_pipeline.models import Message
 from mem_pipeline.text.voice import conflicting_specifics, third_person
 from mem_pipeline.write.extract import LLMExtractor
-from mem_pipeline.write.ground import ground, grounding_sources
+from mem_pipeline.write.ground import fact_sources, ground
 
 HERE = Path(__file__).parent
 
@@ -54,8 +54,10 @@ def main(argv: list[str] | None = None) -> int:
         out = ex.extract(msgs, _as_datetime(it["timestamp"]))
         secs.append(time.perf_counter() - t)
         calls, ptok, ctok = calls + out.llm_calls, ptok + out.prompt_tokens, ctok + out.completion_tokens
-        src = grounding_sources(msgs)
-        kept = [f for f in out.facts if ground(f.text, src) is None]
+        kept = [
+            f for f in out.facts
+            if (src := fact_sources(msgs, f.source_turns)) and ground(f.text, src) is None
+        ]
         rejected += len(out.facts) - len(kept)
         expected = it["expected_facts"]
         if not expected:

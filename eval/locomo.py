@@ -9,7 +9,8 @@ time); every question of categories 1-4 is asked; a question counts at k when an
 evidence turns is among the top k hits. Switch signals off to see what each adds:
 ``--no-sparse``, ``--no-decay``, ``--no-context``, ``--no-speaker``, ``--no-date``,
 ``--no-session``, ``--no-reply``, ``--no-when``, ``--no-name``, ``--keep-names``; or compare in the
-same run, question by question (paired bootstrap): ``--links-compare``, ``--decay-compare``.
+same run, question by question (paired bootstrap): ``--links-compare``, ``--decay-compare``,
+``--floor-compare`` (the relevance floor, ``MemoryConfig.min_score``, against none).
 ``now`` for decay is the day after the conversation's last session. Recall does not reinforce
 facts here (read-only), so question order cannot change the results.
 """
@@ -50,8 +51,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         reply_boost=0.0 if args.no_reply else args.reply_boost,
         dense_weight=args.dense_weight,
         decay_floor=args.decay_floor,
-        reinforce_on_recall=False,
         concept_boost=args.concept_boost,
+        **({} if args.min_score is None else {"min_score": args.min_score}),
     )
     dense_only = base.model_copy(update={"use_sparse": False})
     ks = sorted(set(args.k))
@@ -64,6 +65,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
              args.links_compare),
             ("decay", base.model_copy(update={"use_decay": False}),
              args.decay_compare and base.use_decay),
+            ("floor", base.model_copy(update={"min_score": 0.0}),
+             args.floor_compare and base.min_score > 0),
         )
         if wanted
     }
@@ -198,6 +201,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="also search with the concept layer off; paired bootstrap of the difference")
     ap.add_argument("--decay-compare", action="store_true",
                     help="also search with decay off; paired bootstrap of the difference")
+    ap.add_argument("--min-score", type=float, default=None,
+                    help="the relevance floor (default: the library's, MemoryConfig.min_score)")
+    ap.add_argument("--floor-compare", action="store_true",
+                    help="also search with no relevance floor; paired bootstrap of the difference")
     args = ap.parse_args(argv)
     out = run(args)
     print(table(out))

@@ -180,7 +180,7 @@ def run(args: argparse.Namespace, llm: LLMClient | None) -> dict[str, Any]:
     ks = sorted(set(args.k))
     depth = max([*ks, args.limit])
     embedder = LocalEmbedder()
-    cfg = MemoryConfig(path=":memory:", reinforce_on_recall=False)
+    cfg = MemoryConfig(path=":memory:")
     scores = Scores(ks)
     rows: list[dict[str, Any]] = []
     wall: dict[str, float] = {}  # wall-clock seconds of each pipeline's answers, all questions
