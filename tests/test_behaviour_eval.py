@@ -162,8 +162,16 @@ def test_a_user_turn_is_added_with_the_assistant_turn_just_before_it_on_the_same
 
 def _hit(text: str, score: float) -> Hit:
     at = datetime(2026, 3, 1, tzinfo=timezone.utc)
-    return Hit(id=text[:8], text=text, score=score, source="semantic", category=Category.OTHER,
-               concepts=[], metadata={}, created_at=at)
+    return Hit(
+        id=text[:8],
+        text=text,
+        score=score,
+        source="semantic",
+        category=Category.OTHER,
+        concepts=[],
+        metadata={},
+        created_at=at,
+    )
 
 
 def test_block_items_reads_back_the_rendered_texts() -> None:
@@ -213,23 +221,35 @@ def _result(
     return {"kind": kind, "probes": probes, "store": store, "pending": pending}
 
 
-def _p(rank1: bool | None = None, stale: bool | None = None, empty: bool = False, expect_empty: bool = False
-       ) -> dict[str, Any]:
+def _p(
+    rank1: bool | None = None, stale: bool | None = None, empty: bool = False, expect_empty: bool = False
+) -> dict[str, Any]:
     return {"rank1_ok": rank1, "stale_in_block": stale, "empty": empty, "expect_empty": expect_empty}
 
 
-def _st(kept: tuple[bool, ...] = (), nots: int = 0, found: tuple[str, ...] = (), over: bool | None = None,
-        cats: tuple[bool | None, ...] = ()) -> dict[str, Any]:
-    return {"kept": [{"entry": "e", "found": k} for k in kept], "must_not_store_n": nots,
-            "must_not_store_found": list(found), "over_max": over, "n_facts": 0,
-            "categories": [{"ok": c} for c in cats]}
+def _st(
+    kept: tuple[bool, ...] = (),
+    nots: int = 0,
+    found: tuple[str, ...] = (),
+    over: bool | None = None,
+    cats: tuple[bool | None, ...] = (),
+) -> dict[str, Any]:
+    return {
+        "kept": [{"entry": "e", "found": k} for k in kept],
+        "must_not_store_n": nots,
+        "must_not_store_found": list(found),
+        "over_max": over,
+        "n_facts": 0,
+        "categories": [{"ok": c} for c in cats],
+    }
 
 
 def test_summarize_counts_each_metric_per_kind_and_overall() -> None:
     results = [
         _result("correction", [_p(rank1=True, stale=True), _p(rank1=False, stale=False)], _st(kept=(True,))),
-        _result("abstention", [_p(empty=True, expect_empty=True), _p(expect_empty=True), _p(rank1=True)],
-                _st()),
+        _result(
+            "abstention", [_p(empty=True, expect_empty=True), _p(expect_empty=True), _p(rank1=True)], _st()
+        ),
         _result("short", [_p(rank1=False, empty=True)], _st(kept=(False, True)), pending=1),
         _result("smalltalk", [], _st(over=True)),
         _result("smalltalk", [], _st(over=False)),

@@ -69,12 +69,25 @@ class ScriptedLLM:
                     data, code = b'{"error": {"message": "refused by the test server"}}', outer.status
                 else:
                     content = outer.json_reply if "response_format" in body else outer.text_reply
-                    data, code = json.dumps({
-                        "id": "x", "object": "chat.completion", "created": 0, "model": "scripted",
-                        "choices": [{"index": 0, "finish_reason": "stop",
-                                     "message": {"role": "assistant", "content": content}}],
-                        "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14},
-                    }).encode(), 200
+                    data, code = (
+                        json.dumps(
+                            {
+                                "id": "x",
+                                "object": "chat.completion",
+                                "created": 0,
+                                "model": "scripted",
+                                "choices": [
+                                    {
+                                        "index": 0,
+                                        "finish_reason": "stop",
+                                        "message": {"role": "assistant", "content": content},
+                                    }
+                                ],
+                                "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14},
+                            }
+                        ).encode(),
+                        200,
+                    )
                 self.send_response(code)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -146,11 +159,13 @@ def test_extraction_failure_still_answers_and_keeps_the_turn_pending(
     scripted: Any, embedder: Any, clock: Any, background: bool
 ) -> None:
     server = scripted(status=400)  # the LLM endpoint refuses every request
-    cfg = MemoryConfig(path=":memory:", llm_base_url=server.url, llm_api_key="k", llm_model="m",
-                       llm_max_retries=0)
-    with Memory(config=cfg, embedder=embedder, clock=clock) as m, with_memory(
-        lambda q, c: "Noted, no peanuts.", m, user_id="u", background=background
-    ) as chat:
+    cfg = MemoryConfig(
+        path=":memory:", llm_base_url=server.url, llm_api_key="k", llm_model="m", llm_max_retries=0
+    )
+    with (
+        Memory(config=cfg, embedder=embedder, clock=clock) as m,
+        with_memory(lambda q, c: "Noted, no peanuts.", m, user_id="u", background=background) as chat,
+    ):
         answer, hits = chat("I'm allergic to peanuts.")
         assert answer == "Noted, no peanuts." and hits == []
         chat.flush()
@@ -161,7 +176,9 @@ def test_extraction_failure_still_answers_and_keeps_the_turn_pending(
             ("user", "I'm allergic to peanuts."),
             ("assistant", "Noted, no peanuts."),
         ]
-        assert m.get_all(user_id="u") == []
+        assert m.get_all(user_id="u", kind="fact") == []  # nothing extracted yet
+        # nothing said is lost: the turn itself is stored, and searchable
+        assert [f.text for f in m.get_all(user_id="u", kind="turn")] == ["I'm allergic to peanuts."]
     assert len(server.requests) == 1  # a refusal (4xx) is not retried
 
 
@@ -169,7 +186,7 @@ def test_extraction_failure_still_answers_and_keeps_the_turn_pending(
 def test_answer_question_sends_plain_text_request(scripted: Any) -> None:
     server = scripted(text_reply="  You are allergic to peanuts.\n")
     llm = LLMClient(model="m", base_url=server.url, api_key="k")
-    block = "<memory-data>\n- [2026-03-01 health] \"The user is allergic to peanuts.\"\n</memory-data>"
+    block = '<memory-data>\n- [2026-03-01 health] "The user is allergic to peanuts."\n</memory-data>'
     out = answer_question("what am I allergic to?", block, llm=llm, today="Sunday 01 March 2026")
     assert out == "You are allergic to peanuts."
     (req,) = server.requests
@@ -281,9 +298,26 @@ def test_qa_slice_end_to_end_on_cassettes(
     rec.register_matcher("qa_body", _same_qa_request)
     out = tmp_path / "qa"
     with rec.use_cassette(cassette.name):
-        code = qa_main([str(HANDWRITTEN), "--conversations", "hw-1", "--questions", "3",
-                        "--k", "1", "5", "10", "--limit", "5", "--full-tokens", "1000",
-                        "--quiet", "--out", str(out)])
+        code = qa_main(
+            [
+                str(HANDWRITTEN),
+                "--conversations",
+                "hw-1",
+                "--questions",
+                "3",
+                "--k",
+                "1",
+                "5",
+                "10",
+                "--limit",
+                "5",
+                "--full-tokens",
+                "1000",
+                "--quiet",
+                "--out",
+                str(out),
+            ]
+        )
     assert code == 0
     printed = capsys.readouterr().out
     assert "| **all** | 3 |" in printed and "| memory | 3 |" in printed and "| full | 3 |" in printed

@@ -49,15 +49,18 @@ def test_demo_runs_and_keeps_everything_across_restart(tmp_path, capsys) -> None
     report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     events = [e["event"] for s in report["sessions"] for r in s for e in r["events"]]
     assert "REINFORCE" in events and "SUPERSEDE" in events
-    assert report["facts_after_restart"] == 6
+    assert report["facts_after_restart"] == 7  # six said, one of them corrected (kept as history)
+    assert report["turns_after_restart"] == 6  # the greeting-free user turns that said them
 
 
 def test_cli_feedback_and_concepts_in_json(tmp_path, capsys) -> None:
     path = str(tmp_path / "s")
-    for text, concepts in [("The deploy timed out.", ["timeout", "deploy"]),
-                           ("Retried and it worked.", ["timeout", "retry"]),
-                           ("Retry with backoff.", ["retry", "backoff"]),
-                           ("The upload timed out; a retry fixed it.", ["timeout", "retry"])]:
+    for text, concepts in [
+        ("The deploy timed out.", ["timeout", "deploy"]),
+        ("Retried and it worked.", ["timeout", "retry"]),
+        ("Retry with backoff.", ["retry", "backoff"]),
+        ("The upload timed out; a retry fixed it.", ["timeout", "retry"]),
+    ]:
         args = ["add", "--path", path, "--user", "u", "--no-infer", text]
         for c in concepts:
             args += ["--concept", c]
@@ -66,8 +69,8 @@ def test_cli_feedback_and_concepts_in_json(tmp_path, capsys) -> None:
     assert main(["search", "--path", path, "--user", "u", "--json", "--limit", "1", "timeout"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["query_concepts"] == {"timeout": 1.0} and "retry" in out["expanded_concepts"]
-    assoc = next(h for h in out["hits"] if h["source"] == "association")
+    assert all(h["source"] != "association" for h in out["hits"])
+    assoc = next(h for h in out["associations"] if h["source"] == "association")
     assert assoc["via"]["path"] == ["timeout", "retry"]
-    assert main(["feedback", "--path", path, "--user", "u", "--json", "--query", "timeout",
-                 assoc["id"]]) == 0
+    assert main(["feedback", "--path", path, "--user", "u", "--json", "--query", "timeout", assoc["id"]]) == 0
     assert json.loads(capsys.readouterr().out)["facts"] == 1

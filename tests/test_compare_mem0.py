@@ -25,10 +25,12 @@ def test_the_first_system_alternates() -> None:
 
 
 def test_mem0_results_give_dia_ids_in_order_and_the_threshold_drops_low_scores() -> None:
-    results = [{"score": 0.6, "metadata": {"dia_id": "D1:2"}},
-               {"score": 0.1, "metadata": {"dia_id": "D3:1"}},
-               {"score": 0.05, "metadata": {"dia_id": "D2:7"}},
-               {"score": None, "metadata": None}]
+    results = [
+        {"score": 0.6, "metadata": {"dia_id": "D1:2"}},
+        {"score": 0.1, "metadata": {"dia_id": "D3:1"}},
+        {"score": 0.05, "metadata": {"dia_id": "D2:7"}},
+        {"score": None, "metadata": None},
+    ]
     assert mem0_ranked(results) == ["D1:2", "D3:1", "D2:7", ""]
     assert mem0_ranked(results, 0.1) == ["D1:2", "D3:1"]
 
@@ -69,9 +71,14 @@ def test_ratios_and_table_of_two_systems() -> None:
     assert mem0["recall"] == {"R@5": 0.25, "R@10": 0.5, "R@20": 0.75}
     assert r["R@5"] == 3.0 and r["R@10"] == 1.5 and r["R@20"] == pytest.approx(1.333)
     assert r["search_p50"] == 0.5 and r["add_p50"] == 2.0
-    out = {"systems": {"mem0": mem0, "mem0_no_threshold": mem0, "ours": ours}, "ratios": r,
-           "versions": {"mem0ai": "2.2.1"}, "conversations": ["c"],
-           "counts": {"turns": 2, "questions": 4}, "elapsed_s": 1.0}
+    out = {
+        "systems": {"mem0": mem0, "mem0_no_threshold": mem0, "ours": ours},
+        "ratios": r,
+        "versions": {"mem0ai": "2.2.1"},
+        "conversations": ["c"],
+        "counts": {"turns": 2, "questions": 4},
+        "elapsed_s": 1.0,
+    }
     text = table(out)
     assert "| mem0ai 2.2.1 (default threshold 0.1) |" in text
     assert "| mem_pipeline | 0.750 | 0.750 | 1.000 | 12.5 |" in text

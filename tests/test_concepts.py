@@ -39,15 +39,20 @@ def test_link_strength_serves_small_and_large_stores() -> None:
 
 
 def test_expand_limits_hops_fanout_and_total() -> None:
-    table = {"a": [("b", 0.9), ("c", 0.8), ("d", 0.7), ("e", 0.6)], "b": [("f", 0.5)],
-             "f": [("g", 0.9)], "c": [], "d": []}
-    out = expand({"a": 1.0}, lambda cs: {c: table.get(c, []) for c in cs}, max_hops=2, fanout=3,
-                 max_expanded=8)
+    table = {
+        "a": [("b", 0.9), ("c", 0.8), ("d", 0.7), ("e", 0.6)],
+        "b": [("f", 0.5)],
+        "f": [("g", 0.9)],
+        "c": [],
+        "d": [],
+    }
+    out = expand(
+        {"a": 1.0}, lambda cs: {c: table.get(c, []) for c in cs}, max_hops=2, fanout=3, max_expanded=8
+    )
     assert set(out) == {"b", "c", "d", "f"}  # e cut by fan-out, g by the hop limit
     assert out["f"].path == ["a", "b", "f"] and out["f"].weights == [0.9, 0.5]
     assert out["f"].weight == pytest.approx(0.45)
-    assert len(expand({"a": 1.0}, lambda cs: {c: table.get(c, []) for c in cs},
-                      max_expanded=2)) == 2
+    assert len(expand({"a": 1.0}, lambda cs: {c: table.get(c, []) for c in cs}, max_expanded=2)) == 2
 
 
 def test_pair_deltas() -> None:
@@ -75,11 +80,11 @@ def test_timeout_retry_backoff_scenario_across_processes(tmp_path, embedder, clo
     m.add(REPEAT[0], user_id="dev", infer=False, concepts=REPEAT[1])
     r = m.search("timeout", user_id="dev", limit=1)
     assert "retry" in r.expanded_concepts
-    hit = next(h for h in r.hits if h.id == backoff)
+    hit = next(h for h in r.associations if h.id == backoff)
     assert hit.source == "association"
     assert hit.via is not None and hit.via.query_concept == "timeout"
     assert hit.via.path == ["timeout", "retry"] and hit.via.weights[0] > 0.2
-    assert r.hits[0].source != "association"  # direct hits come first
+    assert r.hits and all(h.source != "association" for h in r.hits)  # never in a hit's place
     assert "backoff" not in r.expanded_concepts
     # "timed out" finds the concept "timeout" by name embedding
     assert "timeout" in m.search("it timed out", user_id="dev").query_concepts
@@ -121,10 +126,18 @@ def test_links_are_scoped_and_follow_deletion(mem) -> None:
 def test_hub_concept_does_not_leak_fillers(mem) -> None:
     _store_notes(mem, "dev", [*NOTES, REPEAT])
     for i in range(200):
-        mem.add(f"Status note {i}: the dashboard showed metric {i} as normal.", user_id="dev",
-                infer=False, concepts=["status", f"metric {i}"])
-    mem.add("The status page went red during the timeout.", user_id="dev", infer=False,
-            concepts=["status", "timeout"])
+        mem.add(
+            f"Status note {i}: the dashboard showed metric {i} as normal.",
+            user_id="dev",
+            infer=False,
+            concepts=["status", f"metric {i}"],
+        )
+    mem.add(
+        "The status page went red during the timeout.",
+        user_id="dev",
+        infer=False,
+        concepts=["status", "timeout"],
+    )
     for q in ("timeout", "backoff settings", "deploy"):
         r = mem.search(q, user_id="dev", limit=3)
         assert not any("Status note" in h.text for h in r.hits if h.via is not None), q

@@ -55,7 +55,7 @@ def test_threads_sharing_one_memory_equal_sequential(embedder, clock) -> None:
                 if op == "add":
                     shared.add(text, user_id="u", infer=False, concepts=cs)
                 else:
-                    r = shared.search(text, user_id="u", limit=3)
+                    r = shared.search(text, user_id="u", limit=3, reinforce=True)
                     direct_hits[i] += sum(h.source in ("semantic", "lexical") for h in r.hits)
         except BaseException as e:  # noqa: BLE001 (reported below)
             errors.append(e)

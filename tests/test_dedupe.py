@@ -5,21 +5,24 @@ def test_paraphrase_merges_unrelated_adds(mem) -> None:
     mem.add("I am vegetarian.", user_id="ana")
     res = mem.add("Just so you know, I'm vegetarian.", user_id="ana")
     assert res.count("REINFORCE") == 1 and res.count("ADD") == 0
-    facts = mem.get_all(user_id="ana")
+    facts = mem.get_all(user_id="ana", kind="fact")
     assert len(facts) == 1 and facts[0].confirmations == 2
-    # the paraphrase's wording is kept in history, not lost
-    assert mem.history(facts[0].id, user_id="ana")[-1].new_text == "Just so you know, I'm vegetarian."
+    # the paraphrase's wording (without its filler) is kept in history, not lost; and each
+    # turn that said it is kept as a turn
+    assert mem.history(facts[0].id, user_id="ana")[-1].new_text == "I'm vegetarian."
+    turns = mem.get_all(user_id="ana", kind="turn")
+    assert [t.text for t in turns] == ["I am vegetarian.", "Just so you know, I'm vegetarian."]
 
     res = mem.add("My car is a red Fiat Panda.", user_id="ana")
     assert res.count("ADD") == 1
-    assert len(mem.get_all(user_id="ana")) == 2
+    assert len(mem.get_all(user_id="ana", kind="fact")) == 2
 
 
 def test_different_specifics_do_not_merge(mem) -> None:
     mem.add("My rent is 1,200 euros per month.", user_id="ana")
     res = mem.add("My rent is 1,500 euros per month.", user_id="ana")
     assert res.count("REINFORCE") == 0
-    assert len(mem.get_all(user_id="ana")) == 2
+    assert len(mem.get_all(user_id="ana", kind="fact")) == 2
 
 
 def test_dedupe_is_scoped(mem) -> None:
@@ -33,8 +36,12 @@ def test_offline_correction_supersedes_and_keeps_history(mem, clock) -> None:
     clock.advance(days=30)
     res = mem.add("Actually, my sister Ana lives in Porto now.", user_id="u")
     assert res.count("SUPERSEDE") == 1 and res.events[0].previous_id == old
-    valid = mem.get_all(user_id="u")
-    assert [f.text for f in valid] == ["Actually, my sister Ana lives in Porto now."]
+    valid = mem.get_all(user_id="u", kind="fact")
+    assert [f.text for f in valid] == ["My sister Ana lives in Porto now."]
+    # the turn that said the old fact is superseded with it; the correcting turn is kept
+    assert [t.text for t in mem.get_all(user_id="u", kind="turn")] == [
+        "Actually, my sister Ana lives in Porto now."
+    ]
     everything = mem.get_all(user_id="u", include_invalid=True)
     superseded = next(f for f in everything if f.id == old)
     assert superseded.invalid_at == clock.now and superseded.superseded_by == valid[0].id

@@ -12,7 +12,11 @@ from eval.retrieval import Question, Scores, normalize_evidence, paired_bootstra
 
 def test_locomo_evidence_typos_are_normalised() -> None:
     assert normalize_evidence(["D8:6; D9:17", "D:11:26", "D30:05", "D8:6"]) == [
-        "D8:6", "D9:17", "D11:26", "D30:5"]
+        "D8:6",
+        "D9:17",
+        "D11:26",
+        "D30:5",
+    ]
 
 
 def _scores(ranks: list[int | None], ks: tuple[int, ...] = (1, 5)) -> Scores:

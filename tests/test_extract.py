@@ -68,7 +68,15 @@ def test_conflicting_specifics() -> None:
 def test_prompts_fill_each_placeholder_once() -> None:
     from mem_pipeline.llm import render_prompt
 
-    p = render_prompt("extract_facts", today="2026-01-01", turn_time="T", turns="UNIQUE-TURNS")
-    assert p.count("UNIQUE-TURNS") == 1
-    p = render_prompt("reconcile", new_fact="NEW-FACT", stored="STORED-LIST")
-    assert p.count("NEW-FACT") == 1 and p.count("STORED-LIST") == 1
+    values = {
+        "date": "D-A-T-E",
+        "people": "P-E-O-P-L-E",
+        "name_rule": "N-R",
+        "earlier": "E-A-R",
+        "lines": "L-I-N",
+    }
+    p = render_prompt("extract_facts", **values)
+    assert all(p.count(v) == (2 if k == "date" else 1) for k, v in values.items())  # date: header + rule 5
+    assert "$" not in p and "peanut" not in p  # no example content a small model could copy
+    p = render_prompt("reconcile", items="ITEMS-LIST")
+    assert p.count("ITEMS-LIST") == 1

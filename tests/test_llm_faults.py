@@ -37,10 +37,10 @@ GOOD = json.dumps(
     {
         "facts": [
             {
+                "lines": [1],
                 "text": "The user is allergic to peanuts.",
                 "category": "health",
                 "concepts": ["peanut allergy"],
-                "source_turns": [0],
             }
         ]
     }
@@ -172,7 +172,9 @@ def test_failed_extraction_goes_to_pending_then_retry(server, embedder, clock) -
     m.extractor.llm.backoff_s = (0.01, 0.02)  # type: ignore[attr-defined]
     with pytest.raises(ExtractionPendingError) as err:
         m.add("I'm allergic to peanuts.", user_id="u", metadata={"channel": "chat"})
-    assert m.get_all(user_id="u") == []  # nothing half-written
+    # the turn is kept (nothing said is lost), no fact is half-written
+    assert [(f.kind, f.text) for f in m.get_all(user_id="u")] == [("turn", "I'm allergic to peanuts.")]
+    assert err.value.result is not None and err.value.result.turn_ids
     (pending,) = m.pending(user_id="u")
     assert pending["id"] == err.value.pending_id and "LLMRetryError" in pending["error"]
     assert pending["messages"][0]["content"] == "I'm allergic to peanuts."
@@ -182,9 +184,11 @@ def test_failed_extraction_goes_to_pending_then_retry(server, embedder, clock) -
     (res,) = m.retry_pending(user_id="u")
     assert res.count("ADD") == 1 and res.llm_calls == 1
     assert m.pending(user_id="u") == []
-    (fact,) = m.get_all(user_id="u")
+    (fact,) = m.get_all(user_id="u", kind="fact")
     assert fact.text == "The user is allergic to peanuts." and fact.metadata == {"channel": "chat"}
     assert fact.origin == "llm"
+    (turn,) = m.get_all(user_id="u", kind="turn")  # the retry did not store the turn again
+    assert fact.sources == [turn.id]
     m.close()
 
 
@@ -193,16 +197,16 @@ def test_grounding_rejects_invented_fact_from_the_model(server, embedder, clock)
         {
             "facts": [
                 {
+                    "lines": [1],
                     "text": "The user lives in sunny Spain.",
                     "category": "biography",
                     "concepts": [],
-                    "source_turns": [0],
                 },
                 {
+                    "lines": [1],
                     "text": "The user loves sunny weather.",
                     "category": "preference",
                     "concepts": [],
-                    "source_turns": [0],
                 },
             ]
         }
@@ -213,5 +217,5 @@ def test_grounding_rejects_invented_fact_from_the_model(server, embedder, clock)
     res = m.add("I love sunny weather. What's it like today?", user_id="u")
     assert [e.event for e in res.events] == ["REJECT", "ADD"]
     assert "spain" in res.rejected[0].reason
-    assert [f.text for f in m.get_all(user_id="u")] == ["The user loves sunny weather."]
+    assert [f.text for f in m.get_all(user_id="u", kind="fact")] == ["The user loves sunny weather."]
     m.close()

@@ -74,10 +74,12 @@ def test_mcp_remember_recall_association_feedback_forget(tmp_path: Path) -> None
 
                 r = await _call(session, "recall", query="timeout", limit=1)
                 assert "timeout" in r["query_concepts"]
-                assoc = [h for h in r["hits"] if h["source"] == "association"]
-                assert [h["id"] for h in assoc] == [backoff_id], r["hits"]
+                assert len(r["hits"]) == 1 and r["hits"][0]["source"] != "association"
+                assoc = [h for h in r["associations"] if h["source"] == "association"]
+                assert [h["id"] for h in assoc] == [backoff_id], r["associations"]
                 assert assoc[0]["via"]["path"] == ["timeout", "retry"]  # reached through "retry"
-                assert "<memory-data>" in r["prompt"] and "Backoff" in r["prompt"]
+                # the block holds the hit and at most two associations, labelled with their path
+                assert "<memory-data>" in r["prompt"] and r["prompt"].count(" via ") == 2
 
                 fb = await _call(session, "feedback", fact_ids=[backoff_id], helped=True, query="timeout")
                 assert fb["facts"] == 1 and fb["links"] >= 1

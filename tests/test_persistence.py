@@ -53,7 +53,7 @@ def test_forget_leaves_nothing_of_that_user_only(open_memory, store_path) -> Non
     m.add("Actually I keep bees on the roof now.", user_id="ana")
     m.add("I keep bees too.", user_id="bob")
     m.add("I keep bees in the acme office.", user_id="ana", tenant="acme")
-    assert m.forget(user_id="ana") == 2
+    assert m.forget(user_id="ana") == 4  # two facts (one superseded) and the two turns that said them
     m.close()
     m = open_memory(store_path)
     from mem_pipeline.models import Scope
@@ -61,26 +61,29 @@ def test_forget_leaves_nothing_of_that_user_only(open_memory, store_path) -> Non
     counts = m.store.count_user_points(Scope.of("ana"))
     assert counts == {name: 0 for name in counts}
     assert m.get_all(user_id="ana", include_invalid=True) == []
-    assert len(m.get_all(user_id="bob")) == 1
-    assert len(m.get_all(user_id="ana", tenant="acme")) == 1
+    assert len(m.get_all(user_id="bob", kind="fact")) == 1
+    assert len(m.get_all(user_id="ana", tenant="acme", kind="fact")) == 1
 
 
 def test_repeated_add_never_duplicates(mem) -> None:
     for _ in range(3):
         mem.add("I play the cello in an amateur orchestra.", user_id="ana")
-    facts = mem.get_all(user_id="ana")
+    facts = mem.get_all(user_id="ana", kind="fact")
     assert len(facts) == 1
     assert facts[0].confirmations == 3
+    (turn,) = mem.get_all(user_id="ana", kind="turn")  # the same turn again is the same turn
+    assert facts[0].sources == [turn.id]
 
 
 def test_agent_and_run_scopes(mem) -> None:
     mem.add("I prefer answers in bullet points.", user_id="ana", agent_id="writer")
     mem.add("I prefer answers in French.", user_id="ana", agent_id="tutor", run_id="r1")
-    assert [f.text for f in mem.get_all(user_id="ana", agent_id="writer")] == [
+    assert [f.text for f in mem.get_all(user_id="ana", agent_id="writer", kind="fact")] == [
         "I prefer answers in bullet points."
     ]
     assert len(mem.get_all(user_id="ana", agent_id="tutor", run_id="r2")) == 0
-    assert len(mem.get_all(user_id="ana")) == 2  # the user sees all their agents' facts
+    assert len(mem.get_all(user_id="ana", kind="fact")) == 2  # the user sees all their agents' facts
+    assert len(mem.get_all(user_id="ana", kind="turn")) == 2
 
 
 def test_turn_context_same_in_one_call_or_many(embedder, clock, engine) -> None:

@@ -56,7 +56,7 @@ def test_recent_fact_outranks_stale_one_of_equal_relevance(mem, clock) -> None:
         timestamp=clock.now - timedelta(days=200),
     )
     mem.add("I'm planning a trip to Kyoto in autumn.", user_id="u")
-    hits = mem.search("trip to Kyoto", user_id="u", reinforce=False).hits
+    hits = mem.search("trip to Kyoto", user_id="u", min_score=0).hits
     assert hits[0].text.endswith("autumn.")
     assert hits[0].parts.decay > hits[1].parts.decay
     # the parts multiply to the score
@@ -65,26 +65,31 @@ def test_recent_fact_outranks_stale_one_of_equal_relevance(mem, clock) -> None:
     assert h.score == pytest.approx(h.parts.relevance * h.parts.decay * h.parts.reinforcement * boost)
 
 
-def test_recall_reinforces_when_configured(mem) -> None:
+def test_recall_reinforces_only_when_asked(mem) -> None:
     (fid,) = mem.add("My dentist is Dr Okafor.", user_id="u").ids
-    mem.search("who is my dentist", user_id="u")
-    mem.search("who is my dentist", user_id="u", reinforce=False)
+    mem.search("who is my dentist", user_id="u")  # a recall alone strengthens nothing
+    assert mem.get(fid, user_id="u").recalls == 0
+    mem.search("who is my dentist", user_id="u", reinforce=True)
     assert mem.get(fid, user_id="u").recalls == 1
 
 
 def test_prune_dry_run_then_apply(mem, clock) -> None:
-    (old_plan,) = mem.add(
+    plan = mem.add(
         "I'm going to repaint the fence next weekend.",
         user_id="u",
         timestamp=clock.now - timedelta(days=400),
-    ).ids
-    (pref,) = mem.add("I love the smell of rain.", user_id="u", timestamp=clock.now - timedelta(days=400)).ids
+    )
+    (old_plan,), (plan_turn,) = plan.ids, plan.turn_ids
+    liked = mem.add("I love the smell of rain.", user_id="u", timestamp=clock.now - timedelta(days=400))
+    (pref,), (pref_turn,) = liked.ids, liked.turn_ids
     stale = mem.prune(user_id="u", min_strength=0.05)
-    assert [f.id for f in stale] == [old_plan]
+    assert [f.id for f in stale] == [old_plan]  # a plan fades fast; a turn at the pace of "other"
     assert mem.get(old_plan, user_id="u")  # dry run removed nothing
     mem.prune(user_id="u", min_strength=0.05, dry_run=False)
-    assert [f.id for f in mem.get_all(user_id="u")] == [pref]
+    assert {f.id for f in mem.get_all(user_id="u")} == {pref, pref_turn, plan_turn}
     assert mem.history(old_plan, user_id="u")[-1].event == "DELETE"
+    # the old turns have faded below 0.3 too, but the preference's turn is its evidence
+    assert [f.id for f in mem.prune(user_id="u", min_strength=0.3)] == [plan_turn]
 
 
 HOSTILE = [
@@ -98,7 +103,7 @@ HOSTILE = [
 @pytest.mark.parametrize("text", HOSTILE)
 def test_prompt_block_escapes_hostile_text(mem, text) -> None:
     mem.add(text, user_id="u", infer=False)
-    block = mem.search("instructions system prompt passwords developer", user_id="u").to_prompt()
+    block = mem.search("instructions system prompt passwords developer", user_id="u", min_score=0).to_prompt()
     lines = block.splitlines()
     assert lines[0] == "<memory-data>" and lines[-1] == "</memory-data>"
     assert block.count("</memory-data>") == 1 and block.count("<memory-data>") == 1
@@ -120,7 +125,7 @@ def test_prompt_block_budget_keeps_best(mem) -> None:
             user_id="u",
             infer=False,
         )
-    r = mem.search("tomatoes in my garden", user_id="u", limit=20)
+    r = mem.search("tomatoes in my garden", user_id="u", limit=20, min_score=0)
     small = r.to_prompt(max_tokens=120)
     assert len(small) // 4 <= 120
     kept = [ln for ln in small.splitlines() if ln.startswith("- [")]
@@ -149,11 +154,11 @@ def test_raw_turns_lend_context_to_neighbours(mem) -> None:
     # turn 2 ("gorgeous") is indexed with both neighbours' words, its own dense vector intact
     facts = {f.id: f for f in mem.get_all(user_id="conv")}
     assert facts[ids[1]].metadata == {"session": 1, "speaker": "Caroline"}
-    r = mem.search("gorgeous lake painting", user_id="conv", limit=4, reinforce=False)
+    r = mem.search("gorgeous lake painting", user_id="conv", limit=4, min_score=0)
     by_id = {h.id: h for h in r.hits}
     assert by_id[ids[1]].parts.lexical > 0  # "lake painting" reaches it through turn 1
     # a later turn updates an earlier turn's entry: turn 1 now knows "three weekends"
-    r = mem.search("weekends", user_id="conv", limit=4, reinforce=False)
+    r = mem.search("weekends", user_id="conv", limit=4, min_score=0)
     assert ids[0] in {h.id for h in r.hits if h.parts.lexical > 0}
     # another session does not lend context
     mem.add(
@@ -162,7 +167,7 @@ def test_raw_turns_lend_context_to_neighbours(mem) -> None:
         infer=False,
         metadata={"session": 2},
     )
-    r = mem.search("unrelated", user_id="conv", limit=5, reinforce=False)
+    r = mem.search("unrelated", user_id="conv", limit=5, min_score=0)
     assert {h.id for h in r.hits if h.parts.lexical > 0}.isdisjoint(ids)
 
 
@@ -177,7 +182,7 @@ def test_named_speaker_ranks_higher(mem) -> None:
         user_id="c",
         infer=False,
     )
-    hits = mem.search("When did Caroline adopt a cat?", user_id="c", reinforce=False).hits
+    hits = mem.search("When did Caroline adopt a cat?", user_id="c", min_score=0).hits
     assert hits[0].metadata["speaker"] == "Caroline"
 
 
@@ -194,9 +199,9 @@ def test_speaker_boost_fires_on_a_possessive(mem, name) -> None:
     # the same dense query text with and without the boost (the test of that is further down)
     mem.config = mem.config.model_copy(update={"dense_without_speakers": False})
     boost = mem.config.speaker_boost
-    boosted = mem.search(query, user_id="c", reinforce=False).hits
+    boosted = mem.search(query, user_id="c", min_score=0).hits
     mem.config = mem.config.model_copy(update={"speaker_boost": 0.0})
-    plain = mem.search(query, user_id="c", reinforce=False).hits
+    plain = mem.search(query, user_id="c", min_score=0).hits
     relevance = {h.metadata["speaker"]: h.parts.relevance for h in plain}
     assert boosted[0].metadata["speaker"] == "Caroline"
     assert boosted[0].parts.relevance == pytest.approx((1 + boost) * relevance["Caroline"])
@@ -225,7 +230,7 @@ def test_irregular_past_forms_read_as_their_verb() -> None:
 def test_a_question_in_the_present_finds_a_turn_in_the_past(mem) -> None:
     mem.add("Met Ana at the climbing gym last spring.", user_id="u", infer=False)
     mem.add("The climbing gym has a new wall.", user_id="u", infer=False)
-    hits = mem.search("When did I meet Ana?", user_id="u", reinforce=False).hits
+    hits = mem.search("When did I meet Ana?", user_id="u", min_score=0).hits
     met = next(h for h in hits if h.text.startswith("Met Ana"))
     assert met.parts.lexical > 0  # "meet" matched "met"
     assert hits[0].id == met.id
@@ -270,7 +275,7 @@ def _candidate(
         valid_from=NOW,
         reply_to=reply_to,
     )
-    return Candidate(fact, dense=dense, lexical=lexical)
+    return Candidate.of(fact, dense=dense, lexical=lexical)
 
 
 def test_fill_scores_gives_each_candidate_the_score_of_the_other_search() -> None:
@@ -305,8 +310,8 @@ def test_a_turn_found_by_the_dense_search_alone_gets_its_lexical_score(mem) -> N
     for t in texts:
         mem.add(t, user_id="u", infer=False)
     mem.add("Kayak kayak kayak!", user_id="other", infer=False)  # another user's fact is never scored
-    ids = {h.text: h.id for h in mem.search("kayak lake", user_id="u", limit=5, reinforce=False).hits}
-    other = mem.search("kayak", user_id="other", reinforce=False).hits[0].id
+    ids = {h.text: h.id for h in mem.search("kayak lake", user_id="u", limit=5, min_score=0).hits}
+    other = mem.search("kayak", user_id="other", min_score=0).hits[0].id
     vec = mem.parts.embed.embed_one("kayak lake")
     dense, lexical = mem.store.scores_of(
         Scope.of("u"),
@@ -345,10 +350,10 @@ def test_named_date_ranks_that_days_turns_higher(mem, clock) -> None:
             metadata={"session": days_ago},
         )
     on = (clock.now - timedelta(days=40)).strftime("%d %B, %Y")
-    hits = mem.search(f"What did Jo bake on {on}?", user_id="d", reinforce=False).hits
+    hits = mem.search(f"What did Jo bake on {on}?", user_id="d", min_score=0).hits
     assert hits[0].created_at.date() == (clock.now - timedelta(days=40)).date()
     # without the date the more recent one wins (decay breaks the tie)
-    hits = mem.search("What did Jo bake?", user_id="d", reinforce=False).hits
+    hits = mem.search("What did Jo bake?", user_id="d", min_score=0).hits
     assert hits[0].created_at.date() == (clock.now - timedelta(days=10)).date()
 
 
@@ -376,24 +381,15 @@ def test_session_of_a_strong_match_lifts_its_other_turns() -> None:
 
 
 def test_concept_boost_counts_only_tags_the_text_does_not_say() -> None:
-    from mem_pipeline.concepts import boost_by_concepts
-    from mem_pipeline.models import Category
-    from mem_pipeline.recall import Hit
+    from mem_pipeline.read.rank import Parts, Ranked, boost_by_concepts
 
-    def hit(i: str, text: str, concepts: list[str]) -> Hit:
-        return Hit(
-            id=i,
-            text=text,
-            score=1.0,
-            source="semantic",
-            category=Category.OTHER,
-            concepts=concepts,
-            metadata={},
-            created_at=NOW,
-        )
+    def ranked(i: str, text: str, concepts: list[str]) -> Ranked:
+        cand = _candidate(i, 0.5, None)
+        cand.payload.update(text=text, concepts=concepts)
+        return Ranked(cand, 1.0, Parts())
 
-    tagged = hit("tag", "We adopted a puppy from the shelter.", ["dog", "shelter"])
-    repeats = hit("words", "I love painting landscapes.", ["painting"])
+    tagged = ranked("tag", "We adopted a puppy from the shelter.", ["dog", "shelter"])
+    repeats = ranked("words", "I love painting landscapes.", ["painting"])
     out = {h.id: h for h in boost_by_concepts([repeats, tagged], {"dog": 1.0, "painting": 1.0}, 0.3)}
     assert out["tag"].score == pytest.approx(1.3) and out["tag"].parts.concept == 1.0
     # "painting" is the hit's own word: the lexical signal already scored it
@@ -435,8 +431,8 @@ def test_a_smaller_limit_returns_the_first_hits_of_a_larger_one(mem) -> None:
         "What is Bob worried about?",
         "Kyoto trip",
     ]:
-        top20 = [h.id for h in mem.search(q, user_id="u", limit=20, reinforce=False, expand=False)]
-        top5 = [h.id for h in mem.search(q, user_id="u", limit=5, reinforce=False, expand=False)]
+        top20 = [h.id for h in mem.search(q, user_id="u", limit=20, min_score=0, expand=False)]
+        top5 = [h.id for h in mem.search(q, user_id="u", limit=5, min_score=0, expand=False)]
         assert top5 == top20[:5], q
 
 
@@ -496,11 +492,11 @@ def test_an_answer_knows_the_question_it_answers(mem) -> None:
         facts = {f.id: f for f in mem.get_all(user_id=user)}
         assert [facts[i].reply_to for i in ids] == [None, ids[0], None, None, None, None, None]
     # the answer ranks on the question's words, and its hit says so
-    hits = mem.search("favourite dish from the cooking show", user_id="conv-True", reinforce=False).hits
+    hits = mem.search("favourite dish from the cooking show", user_id="conv-True", min_score=0).hits
     answer = next(h for h in hits if h.text.startswith("Coconut"))
     assert answer.parts.reply > 0
     mem.config = mem.config.model_copy(update={"reply_boost": 0.0})
-    hits = mem.search("favourite dish from the cooking show", user_id="conv-True", reinforce=False).hits
+    hits = mem.search("favourite dish from the cooking show", user_id="conv-True", min_score=0).hits
     assert next(h for h in hits if h.text.startswith("Coconut")).parts.reply == 0.0
 
 
@@ -545,7 +541,7 @@ def test_a_query_naming_a_speaker_is_embedded_without_the_name(mem, embedder) ->
         return float(np.dot(va, vb))
 
     thanks = "Melanie: Thanks, Caroline! You are amazing, Caroline."
-    by_text = {h.text: h for h in mem.search(query, user_id="c", reinforce=False).hits}
+    by_text = {h.text: h for h in mem.search(query, user_id="c", min_score=0).hits}
     similarity = by_text["Thanks, Caroline! You are amazing, Caroline."].parts.similarity
     assert similarity == pytest.approx(cosine("What has been researching?", thanks), abs=1e-3)
     assert similarity < cosine(query, thanks) - 0.2  # the name alone made it look relevant
@@ -662,9 +658,9 @@ def test_a_where_question_ranks_the_turn_naming_the_place_first(mem) -> None:
     ):
         mem.add([{"role": "user", "content": text, "name": "Ana"}], user_id="u", infer=False)
     query = "Where did Ana spend the beach holiday?"
-    boosted = mem.search(query, user_id="u", reinforce=False).hits
+    boosted = mem.search(query, user_id="u", min_score=0).hits
     mem.config = mem.config.model_copy(update={"name_boost": 0.0})
-    plain = mem.search(query, user_id="u", reinforce=False).hits
+    plain = mem.search(query, user_id="u", min_score=0).hits
     assert plain[0].text.startswith("Back from")
     assert boosted[0].text.endswith("Nazaré.")
     before = {h.text: h.parts.relevance for h in plain}
@@ -686,7 +682,7 @@ def test_a_reply_to_the_assistants_question_is_found_by_the_question_words(mem) 
         user_id="u",
         infer=False,
     )
-    hits = mem.search("What is my dog's name?", user_id="u", reinforce=False).hits
+    hits = mem.search("What is my dog's name?", user_id="u", min_score=0).hits
     by_text = {h.text: h for h in hits}
     assert by_text["Pepper."].parts.lexical > 0  # "dog", "name" came from the question
     assert hits[0].text == "Pepper."
@@ -698,5 +694,5 @@ def test_a_reply_to_the_assistants_question_is_found_by_the_question_words(mem) 
         user_id="v",
         infer=False,
     )
-    hits = mem.search("Which vet do I use?", user_id="v", reinforce=False).hits
+    hits = mem.search("Which vet do I use?", user_id="v", min_score=0).hits
     assert hits[0].text == "Dr Osei." and hits[0].parts.lexical == 0

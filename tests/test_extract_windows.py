@@ -1,0 +1,193 @@
+"""The LLM extractor's windows and the checks on what the model returns, with a scripted
+client in place of the model (real model answers are replayed in ``test_llm_cassettes``)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from datetime import datetime, timezone
+from typing import Any
+
+import pytest
+
+from mem_pipeline.errors import LLMRetryError
+from mem_pipeline.llm import Completion
+from mem_pipeline.models import ExtractionOutput, Message
+from mem_pipeline.write.extract import LLMExtractor, estimate_tokens, lines_of, windows
+
+WHEN = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
+
+
+class Scripted:
+    """Answers each ``complete`` with the next scripted reply (a dict, or an exception), and
+    keeps the prompts it was sent."""
+
+    def __init__(self, replies: list[Any]) -> None:
+        self.replies = list(replies)
+        self.prompts: list[str] = []
+
+    def complete(self, schema: Any, prompt: str, **_: Any) -> Completion[Any]:
+        self.prompts.append(prompt)
+        reply = self.replies.pop(0) if self.replies else {"facts": []}
+        if isinstance(reply, Exception):
+            raise reply
+        return Completion(ExtractionOutput.model_validate(reply), json.dumps(reply), 1, 100, 20)
+
+
+def _chat(n: int, words: int = 12) -> list[Message]:
+    names = ["Caroline", "Melanie"]
+    return [
+        Message(role="user", name=names[i % 2], content=f"Line {i} " + " ".join(["word"] * words) + ".")
+        for i in range(n)
+    ]
+
+
+def test_windows_cover_every_line_once_with_overlap() -> None:
+    lines = lines_of(_chat(40), budget=200)
+    wins = windows(lines, budget=200, overlap=2)
+    assert len(wins) > 1
+    new = [ln for w in wins for ln in w.new]
+    assert new == lines  # every line is new in exactly one window, in order
+    for before, w in itertools.pairwise(wins):
+        assert w.context == 2 and w.lines[:2] == before.lines[-2:]
+    for w in wins:
+        assert sum(estimate_tokens(ln.render()) + 1 for ln in w.lines) <= 200
+
+
+def test_a_turn_longer_than_a_window_is_split_never_cut() -> None:
+    long = "This is a sentence about my garden and my tomatoes. " * 80
+    msgs = [Message(role="user", content="Hello there."), Message(role="user", content=long)]
+    lines = lines_of(msgs, budget=150)
+    pieces = [ln for ln in lines if ln.index == 1]
+    assert len(pieces) > 1 and all(ln.number == 2 for ln in pieces)
+    assert " ".join(ln.text for ln in pieces) == " ".join(long.split())  # nothing lost
+    wins = windows(lines, budget=150, overlap=1)
+    assert [ln for w in wins for ln in w.new] == lines
+
+
+def test_a_session_is_a_few_calls_and_no_fact_is_taken_twice() -> None:
+    msgs = _chat(60)
+    llm = Scripted([])
+    ex = LLMExtractor(llm, context_tokens=1600, output_tokens=256, overlap=2)  # type: ignore[arg-type]
+    n_windows = len(windows(lines_of(msgs, ex.budget), ex.budget, 2))
+    assert 1 < n_windows < 60 * 0.15
+    # the second window repeats two lines of the first: a fact from those only is dropped
+    first = windows(lines_of(msgs, ex.budget), ex.budget, 2)
+    ctx = first[1].lines[0]
+    own = first[1].new[0]
+    llm.replies = [
+        {"facts": []},
+        {
+            "facts": [
+                {"text": f"{ctx.speaker} said line {ctx.index} word.", "lines": [ctx.number]},
+                {"text": f"{own.speaker} said line {own.index} word.", "lines": [own.number]},
+            ]
+        },
+    ]
+    out = ex.extract(msgs, WHEN)
+    assert out.windows == n_windows == len(llm.prompts) == out.llm_calls
+    assert [f.source_turns for f in out.facts] == [[own.index]]
+    assert "were read before" in llm.prompts[1] and "were read before" not in llm.prompts[0]
+
+
+def test_facts_name_their_person_with_absolute_dates_and_cite_real_lines() -> None:
+    msgs = [
+        Message(role="user", name="Caroline", content="Hey Mel! Good to see you!"),
+        Message(role="user", name="Melanie", content="Hi! I'm swamped with the kids and work."),
+        Message(role="user", name="Caroline", content="I went to a LGBTQ support group yesterday."),
+    ]
+    llm = Scripted(
+        [
+            {
+                "facts": [
+                    # first person, a relative date, the right line
+                    {"text": "I went to a LGBTQ support group yesterday.", "about": "Caroline", "lines": [3]},
+                    # "the user" in a named chat, citing a line that does not say it
+                    {"text": "The user is swamped with the kids and work.", "lines": [1]},
+                    # a line number outside the conversation
+                    {"text": "Melanie is swamped with work.", "about": "Melanie", "lines": [99]},
+                    # supported by no line at all
+                    {"text": "Caroline owns a sailing boat.", "about": "Caroline", "lines": [3]},
+                ]
+            }
+        ]
+    )
+    out = LLMExtractor(llm).extract(msgs, WHEN)  # type: ignore[arg-type]
+    texts = [(f.text, f.source_turns, f.subject) for f in out.facts]
+    assert texts[0] == ("Caroline went to a LGBTQ support group on 7 May 2023.", [2], "Caroline")
+    assert texts[1] == ("Melanie is swamped with the kids and work.", [1], "Melanie")  # regrounded
+    assert texts[2] == ("Melanie is swamped with work.", [1], "Melanie")  # regrounded
+    assert texts[3][1] == [2]  # left as cited: the writer's grounding rejects it
+    assert out.regrounded == 2
+    assert "Caroline and Melanie" in llm.prompts[0] and "[3] Caroline: I went to" in llm.prompts[0]
+
+
+def test_a_plain_chat_keeps_the_user() -> None:
+    msgs = [
+        Message(role="user", content="I moved to Porto last month."),
+        Message(role="assistant", content="How exciting! Do you like it?"),
+    ]
+    llm = Scripted([{"facts": [{"text": "I moved to Porto last month.", "lines": [1]}]}])
+    (fact,) = LLMExtractor(llm).extract(msgs, WHEN).facts  # type: ignore[arg-type]
+    assert fact.text == "The user moved to Porto in April 2023." and fact.subject is None
+    assert "[2] Assistant: How exciting!" in llm.prompts[0] and 'Start it with "The user"' in llm.prompts[0]
+
+
+def test_a_failed_window_does_not_lose_the_others() -> None:
+    msgs = _chat(60)
+    fail = LLMRetryError("the LLM gave no valid ExtractionOutput", attempts=3, last_output="{")
+    llm = Scripted([fail])
+    ex = LLMExtractor(llm, context_tokens=1600, output_tokens=256)  # type: ignore[arg-type]
+    wins = windows(lines_of(msgs, ex.budget), ex.budget, 2)
+    second = wins[1].new[0]
+    llm.replies = [
+        fail,
+        {"facts": [{"text": f"{second.speaker} said line {second.index}.", "lines": [second.number]}]},
+    ]
+    out = ex.extract(msgs, WHEN)
+    assert [idx for idx, _ in out.failed] == [wins[0].indexes]
+    assert len(out.facts) == 1
+    # every window failing is the extraction failing
+    with pytest.raises(LLMRetryError):
+        LLMExtractor(Scripted([fail]), context_tokens=4096).extract(msgs[:3], WHEN)  # type: ignore[arg-type]
+
+
+def test_a_context_too_small_for_the_prompt_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="leaves no room"):
+        LLMExtractor(Scripted([]), context_tokens=1024, output_tokens=900)  # type: ignore[arg-type]
+
+
+def test_an_add_whose_window_failed_keeps_the_rest_and_pends_that_window(embedder, clock) -> None:
+    from mem_pipeline import Memory, MemoryConfig
+    from mem_pipeline.errors import ExtractionPendingError
+
+    msgs = [
+        Message(role="user", name=n, content=f"I have {i} red bicycles in my garage number {i}.")
+        for i, n in enumerate(["Ann", "Bob"] * 30)
+    ]
+    fail = LLMRetryError("the LLM gave no valid ExtractionOutput", attempts=3, last_output="{")
+    llm = Scripted([])
+    ex = LLMExtractor(llm, context_tokens=1600, output_tokens=256)  # type: ignore[arg-type]
+    wins = windows(lines_of(msgs, ex.budget), ex.budget, 2)
+    ln = wins[1].new[0]
+    llm.replies = [
+        fail,
+        {"facts": [{"text": f"{ln.speaker} has {ln.index} red bicycles.", "lines": [ln.number]}]},
+    ]
+    llm.replies += [{"facts": []}] * (len(wins) - 2)
+    m = Memory(config=MemoryConfig(path=":memory:"), embedder=embedder, clock=clock, extractor=ex)
+    try:
+        with pytest.raises(ExtractionPendingError) as err:
+            m.add([x.model_dump() for x in msgs], user_id="u")
+        result = err.value.result
+        assert len(result.ids) == 1 and len(result.turn_ids) == 60  # the fact of window 2, all turns
+        (pending,) = m.pending(user_id="u")
+        assert [x["content"] for x in pending["messages"]] == [msgs[i].content for i in wins[0].indexes]
+        # the retry reads only those messages; their turns are not stored twice
+        llm.replies = [{"facts": [{"text": "Ann has 0 red bicycles.", "lines": [1]}]}]
+        (again,) = m.retry_pending(user_id="u")
+        assert len(again.ids) == 1 and m.pending(user_id="u") == []
+        assert len(m.get_all(user_id="u", kind="turn")) == 60
+        assert len(m.get_all(user_id="u", kind="fact")) == 2
+    finally:
+        m.close()
