@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
-from .text.lexical import STOPWORDS, tokens
+from .text.lexical import STOPWORDS, stem, tokens
 from .text.phrases import candidate_phrases, normalize_concept
 
 __all__ = [
@@ -35,10 +35,12 @@ __all__ = [
     "expand",
     "followable",
     "link_strength",
+    "name_key",
     "pair_deltas",
     "pair_key",
     "point_id",
     "query_grams",
+    "strength_of",
 ]
 
 _NS = uuid.UUID("0b8f7e0e-4a4b-4bd0-9a38-1f3c54a3c7d2")
@@ -65,15 +67,32 @@ class LinkStats:
 
 def link_strength(s: LinkStats, *, half_life_days: float = 180.0) -> float:
     """Ochiai co-occurrence, decayed with age, plus the feedback term; in [0, 1]."""
+    return strength_of(s.n_ab, s.n_a, s.n_b, s.age_days, s.feedback, half_life_days)
+
+
+def strength_of(
+    n_ab: float, n_a: float, n_b: float, age_days: float, feedback: float, half_life_days: float
+) -> float:
+    """:func:`link_strength` of plain numbers (the read path scores every link of a concept)."""
     base = 0.0
-    if s.n_ab > 0 and s.n_a > 0 and s.n_b > 0:
-        base = min(1.0, s.n_ab / math.sqrt(s.n_a * s.n_b))
-        base *= 0.5 ** (max(0.0, s.age_days) / half_life_days)
-    return max(0.0, min(1.0, base + 0.5 * max(-1.0, min(1.0, s.feedback))))
+    if n_ab > 0 and n_a > 0 and n_b > 0:
+        base = min(1.0, n_ab / math.sqrt(n_a * n_b))
+        base *= 0.5 ** (max(0.0, age_days) / half_life_days)
+    return max(0.0, min(1.0, base + 0.5 * max(-1.0, min(1.0, feedback))))
 
 
-def followable(s: LinkStats, strength: float, *, floor: float, min_count: int) -> bool:
-    return strength >= floor and (s.n_ab >= min_count or s.feedback > 0)
+def name_key(name: str) -> str:
+    """A concept name's words, each stemmed, in order ("pottery classes" and "pottery class"
+    -> "potteri class", "hiking" and "hike" -> "hike"): the key of the lexical index over a
+    user's concept names, by which a query's words find a concept in another form of the same
+    words without embedding them. Stopwords are kept ("timed out" is not "time")."""
+    return " ".join(stem(t) for t in tokens(name))
+
+
+def followable(n_ab: float, feedback: float, strength: float, *, floor: float, min_count: int) -> bool:
+    """Whether a link of this strength may be followed: strong enough, and seen ``min_count``
+    times (a pair seen once can be chance) or vouched for by feedback."""
+    return strength >= floor and (n_ab >= min_count or feedback > 0)
 
 
 @dataclass

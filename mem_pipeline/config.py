@@ -71,6 +71,11 @@ class MemoryConfig(BaseModel):
     #: or "local" (qdrant-client's pure-Python mode). None: an existing store keeps its own,
     #: a new one gets ``store.DEFAULT_ENGINE``. Ignored with ``url``.
     engine: Literal["edge", "local"] | None = None
+    #: how many facts' fields (not their vectors or indexed texts) an embedded store keeps in
+    #: memory, least recently used leaving first: a search asks the engine for ids and scores
+    #: and reads the fields of only the facts this misses (``store._briefs``). Memory stays
+    #: flat past it, however large the store (about 2 KB a fact). A server store keeps none.
+    payload_cache: int = Field(default=20_000, ge=0)
 
     # embedder
     embedder: Literal["local", "openai"] = "local"

@@ -1,27 +1,64 @@
 """The concept-link layer's state: each user's concept counts, co-occurrence links and name
-vectors, kept in the store's ``concepts`` and ``links`` collections, with per-process caches.
-The maths it applies (strength, expansion, deltas) is in :mod:`mem_pipeline.concepts`."""
+vectors, kept in the store's ``concepts`` and ``links`` collections. The maths it applies
+(strength, expansion, deltas) is in :mod:`mem_pipeline.concepts`.
+
+What a search needs of it is read from the engine one question at a time, over payload indexes
+(``store._concepts``): the concepts the query names (by name, else by their words' stems, else,
+rarely, by the nearest name vector), the links of those concepts, the facts of a few concepts.
+Nothing of a user is read whole, so a user's first search after the store is opened costs a
+few small reads more than the next, whatever the user's size. What was read is kept for the
+users searched most recently (a bounded number of them) and kept in step by every write.
+
+A new concept's name vector is only needed by that rare fallback, so a write stores the concept
+without it and the vectors are computed later in batches: when enough names wait, before a
+fallback match for their user, on close, and when the store is opened (which is how a crash
+that left names without vectors is repaired). The counts and links themselves are written with
+the fact, under its journal entry.
+"""
 
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from itertools import combinations
 from typing import Any
 
-import numpy as np
-
-from .concepts import LinkStats, followable, link_strength, pair_deltas, pair_key, point_id, query_grams
+from .concepts import followable, name_key, pair_deltas, pair_key, point_id, query_grams, strength_of
 from .models import Scope
 
 __all__ = ["ConceptLinks"]
+
+#: the most query n-grams known not to be concepts that are kept per user
+_MAX_ABSENT = 20_000
+
+#: a link as the read path scores it: (a, b, count, feedback, last seen)
+_Link = tuple[str, str, float, float, float]
+
+
+class _User:
+    """What this process has read of one user's concept layer."""
+
+    __slots__ = ("absent", "any", "counts", "facts", "links", "vectors_checked")
+
+    def __init__(self) -> None:
+        self.counts: dict[str, float] = {}  # concept -> count of current facts
+        self.absent: set[str] = set()  # names known not to be concepts
+        self.any: bool | None = None  # whether the user has any concept
+        self.links: dict[str, list[_Link]] = {}  # concept -> its followable links
+        self.facts: dict[str, tuple[int, list[str]]] = {}  # concept -> (limit, first fact ids)
+        self.vectors_checked = False  # the user's names without vectors were looked for
 
 
 class ConceptLinks:
     """Concept counts and links of each user, kept in the store's ``concepts`` and ``links``
     collections (see :mod:`mem_pipeline.store`). Scoped per (tenant, user_id): links never
     cross users or tenants; ``forget`` deletes them with the user's facts.
+
+    ``cache_users``: how many users' lookups are kept (least recently searched leave first).
+    ``vector_batch``: how many new concept names wait before their vectors are computed.
     """
 
     def __init__(
@@ -33,6 +70,8 @@ class ConceptLinks:
         floor: float,
         min_count: int,
         match_threshold: float,
+        cache_users: int = 256,
+        vector_batch: int = 64,
     ) -> None:
         self.store = store
         self.embed = embed
@@ -40,12 +79,11 @@ class ConceptLinks:
         self.floor = floor
         self.min_count = min_count
         self.match_threshold = match_threshold
-        self._adjacency: dict[tuple[str, str], dict[str, dict[str, dict[str, Any]]]] = {}
-        self._vocab: dict[tuple[str, str], tuple[list[str], Any]] = {}
-        # concept name -> count of current facts, loaded with the vocabulary, kept in step by
-        # update(): the read path looks names and counts up here instead of in the store
-        self._counts: dict[tuple[str, str], dict[str, float]] = {}
-        self._by_concept: dict[tuple[str, str], dict[str, set[str]]] = {}
+        self.cache_users = max(1, cache_users)
+        self.vector_batch = max(1, vector_batch)
+        self._users: OrderedDict[tuple[str, str], _User] = OrderedDict()
+        self._waiting = 0  # names written without a vector since the last batch
+        self._lock = threading.RLock()
 
     @staticmethod
     def _cid(scope: Scope, name: str) -> str:
@@ -55,14 +93,24 @@ class ConceptLinks:
     def _lid(scope: Scope, a: str, b: str) -> str:
         return point_id("l", scope.tenant, scope.user_id, a, b)
 
-    # -- writes ---------------------------------------------------------------------------------
-    def unknown(self, scope: Scope, names: Sequence[str]) -> list[str]:
-        """The names among ``names`` that are not yet concepts of the scope's user (their name
-        embedding will be needed: ``Memory.add`` embeds them with the facts, in one call)."""
-        ids = {n: self._cid(scope, n) for n in dict.fromkeys(names)}
-        have = self.store.get_points(self.store.concepts, list(ids.values()), scope)
-        return [n for n, i in ids.items() if i not in have]
+    @staticmethod
+    def _ukey(scope: Scope) -> tuple[str, str]:
+        return (scope.tenant, scope.user_id)
 
+    def _user(self, scope: Scope, create: bool = True) -> _User | None:
+        key = self._ukey(scope)
+        u = self._users.get(key)
+        if u is not None:
+            self._users.move_to_end(key)
+            return u
+        if not create:
+            return None
+        u = self._users[key] = _User()
+        while len(self._users) > self.cache_users:
+            self._users.popitem(last=False)
+        return u
+
+    # -- writes ---------------------------------------------------------------------------------
     def update(
         self,
         scope: Scope,
@@ -73,63 +121,62 @@ class ConceptLinks:
         fact_id: str | None = None,
     ) -> None:
         """A fact's concepts changed from ``before`` to ``after`` (``[]`` -> added, -> ``[]``
-        deleted): adjust concept counts and pair co-occurrence counts."""
-        index = self._by_concept.get(self._ukey(scope))
-        if index is not None and fact_id is not None:
-            for c in set(before) - set(after):
-                index.get(c, set()).discard(fact_id)
-            for c in set(after) - set(before):
-                index.setdefault(c, set()).add(fact_id)
-        pairs, concepts = pair_deltas(before, after)
-        if not pairs and not concepts:
-            return
-        ts = when.timestamp()
-        if concepts:
-            ids = {name: self._cid(scope, name) for name in concepts}
-            have = self.store.get_points(self.store.concepts, list(ids.values()), scope)
-            new = [n for n, d in concepts.items() if d > 0 and ids[n] not in have]
-            vecs = self.embed.embed(new) if new else []
-            self.store.put_points(
-                self.store.concepts,
-                scope,
-                [(ids[n], {"name": n, "count": 1, "last_ts": ts}, v) for n, v in zip(new, vecs)],
-            )
-            updates, gone = [], []
-            for n, d in concepts.items():
-                p = have.get(ids[n])
-                if p is None:
-                    continue
-                count = int(p.get("count", 0)) + d
-                if count <= 0:
-                    gone.append(ids[n])
+        deleted): adjust concept counts and pair co-occurrence counts. New concepts are written
+        without their name vector (see the module docstring)."""
+        with self._lock:
+            u = self._user(scope, create=False)
+            if u is not None:
+                for c in set(before) ^ set(after):
+                    u.facts.pop(c, None)
+            pairs, concepts = pair_deltas(before, after)
+            if concepts:
+                self._count(scope, u, concepts, when.timestamp())
+            if pairs:
+                self._bump_pairs(scope, {k: (float(d), 0.0) for k, d in pairs.items()}, when.timestamp())
+            if self._waiting >= self.vector_batch:
+                self.embed_names()
+
+    def _count(self, scope: Scope, u: _User | None, concepts: Mapping[str, int], ts: float) -> None:
+        ids = {name: self._cid(scope, name) for name in concepts}
+        have = self.store.get_points(self.store.concepts, list(ids.values()), scope)
+        new = [n for n, d in concepts.items() if d > 0 and ids[n] not in have]
+        self.store.put_points(
+            self.store.concepts,
+            scope,
+            [
+                (ids[n], {"name": n, "count": 1, "last_ts": ts, "key": name_key(n), "vec": 0}, None)
+                for n in new
+            ],
+        )
+        self._waiting += len(new)
+        updates, gone = [], []
+        counts: dict[str, float] = {n: 1.0 for n in new}
+        for n, d in concepts.items():
+            p = have.get(ids[n])
+            if p is None:
+                continue
+            count = int(p.get("count", 0)) + d
+            if count <= 0:
+                gone.append(ids[n])
+                counts[n] = 0.0
+            else:
+                last = max(ts, p.get("last_ts", ts)) if d > 0 else p.get("last_ts", ts)
+                updates.append((ids[n], {"count": count, "last_ts": last}))
+                counts[n] = float(count)
+        self.store.set_points(self.store.concepts, updates)
+        self.store.delete_points(self.store.concepts, gone)
+        if u is not None:  # keep what this process read of the user in step
+            for n, c in counts.items():
+                if c > 0:
+                    u.counts[n] = c
+                    u.absent.discard(n)
                 else:
-                    updates.append(
-                        (
-                            ids[n],
-                            {
-                                "count": count,
-                                "last_ts": max(ts, p.get("last_ts", ts)) if d > 0 else p.get("last_ts", ts),
-                            },
-                        )
-                    )
-            self.store.set_points(self.store.concepts, updates)
-            self.store.delete_points(self.store.concepts, gone)
-            key = self._ukey(scope)
-            if gone:
-                self._vocab.pop(key, None)
-                self._counts.pop(key, None)
-            elif key in self._vocab:
-                counts = self._counts[key]
-                for n, d in concepts.items():
-                    if n in new:
-                        counts[n] = 1.0
-                    elif ids[n] in have:
-                        counts[n] = float(int(have[ids[n]].get("count", 0)) + d)
-                if new:
-                    names, mat = self._vocab[key]
-                    self._vocab[key] = ([*names, *new], np.vstack([mat, np.asarray(vecs)]))
-        if pairs:
-            self._bump_pairs(scope, {k: (float(d), 0.0) for k, d in pairs.items()}, ts)
+                    u.counts.pop(n, None)
+                    u.absent.add(n)
+            if new:
+                u.any = True
+            elif gone:
+                u.any = None
 
     def _bump_pairs(
         self, scope: Scope, deltas: Mapping[tuple[str, str], tuple[float, float]], ts: float
@@ -150,46 +197,32 @@ class ConceptLinks:
             puts.append((ids[(a, b)], {"a": a, "b": b, "count": count, "fb": fb, "last_ts": last}, None))
         self.store.put_points(self.store.links, scope, puts)
         self.store.delete_points(self.store.links, gone)
-        adj = self._adjacency.get(self._ukey(scope))
-        if adj is not None:  # keep the cached adjacency in step with what was written
+        u = self._user(scope, create=False)
+        if u is not None:  # the links of both ends are read again when next needed
             for a, b in deltas:
-                adj.get(a, {}).pop(b, None)
-                adj.get(b, {}).pop(a, None)
-            for _, p, _ in puts:
-                adj.setdefault(p["a"], {})[p["b"]] = p
-                adj.setdefault(p["b"], {})[p["a"]] = p
+                u.links.pop(a, None)
+                u.links.pop(b, None)
 
-    @staticmethod
-    def _ukey(scope: Scope) -> tuple[str, str]:
-        return (scope.tenant, scope.user_id)
+    def embed_names(self, scope: Scope | None = None) -> int:
+        """Compute the name vectors of the concepts written without them (of one user, or
+        everyone's), in batches; returns how many were computed."""
+        with self._lock:
+            todo = self.store.unembedded_concepts(scope)
+            for i in range(0, len(todo), 256):
+                chunk = todo[i : i + 256]
+                vecs = self.embed.embed([str(p["name"]) for _, p in chunk])
+                self.store.set_concept_vectors([(cid, v) for (cid, _), v in zip(chunk, vecs)])
+            if scope is None:
+                self._waiting = 0
+            return len(todo)
 
     def invalidate(self, scope: Scope | None = None) -> None:
-        """Drop the cached adjacency and vocabulary (of one user, or all)."""
-        if scope is None:
-            self._adjacency.clear()
-            self._vocab.clear()
-            self._counts.clear()
-            self._by_concept.clear()
-        else:
-            self._adjacency.pop(self._ukey(scope), None)
-            self._vocab.pop(self._ukey(scope), None)
-            self._counts.pop(self._ukey(scope), None)
-            self._by_concept.pop(self._ukey(scope), None)
-
-    def _adjacent(self, scope: Scope) -> dict[str, dict[str, dict[str, Any]]]:
-        """The user's links as an adjacency map, read once per process and then kept in step
-        by :meth:`_bump_pairs` (reads are O(links of the query's concepts), not a scan).
-        Another process writing the same user on a server is seen after :meth:`invalidate`
-        or a reopen."""
-        key = self._ukey(scope)
-        adj = self._adjacency.get(key)
-        if adj is None:
-            adj = {}
-            for p in self.store.user_points(self.store.links, scope).values():
-                adj.setdefault(p["a"], {})[p["b"]] = p
-                adj.setdefault(p["b"], {})[p["a"]] = p
-            self._adjacency[key] = adj
-        return adj
+        """Drop what this process read of one user's concept layer (or of all users)."""
+        with self._lock:
+            if scope is None:
+                self._users.clear()
+            else:
+                self._users.pop(self._ukey(scope), None)
 
     def rebuild(self, scope: Scope, facts: Sequence[Any]) -> None:
         """Set the user's concept and pair counts to what its valid ``facts`` imply (recovery
@@ -205,45 +238,50 @@ class ConceptLinks:
                 last[c] = max(ts, last.get(c, ts))
             for k in combinations(cs, 2):
                 pairs[k] = pairs.get(k, 0) + 1
-        have = self.store.user_points(self.store.concepts, scope)
-        ids = {self._cid(scope, n): n for n in counts}
-        new = [n for i, n in ids.items() if i not in have]
-        vecs = self.embed.embed(new) if new else []
-        self.store.put_points(
-            self.store.concepts,
-            scope,
-            [
-                (self._cid(scope, n), {"name": n, "count": counts[n], "last_ts": last[n]}, v)
-                for n, v in zip(new, vecs)
-            ],
-        )
-        self.store.set_points(
-            self.store.concepts,
-            [
-                (i, {"count": counts[n]})
-                for i, n in ids.items()
-                if i in have and have[i].get("count") != counts[n]
-            ],
-        )
-        self.store.delete_points(self.store.concepts, [i for i in have if i not in ids])
-        have = self.store.user_points(self.store.links, scope)
-        lids = {self._lid(scope, *k): k for k in pairs}
-        puts = []
-        for i, (a, b) in lids.items():
-            p = have.get(i, {"fb": 0.0, "last_ts": max(last[a], last[b])})
-            if i not in have or float(p.get("count", 0.0)) != pairs[(a, b)]:
-                puts.append((i, {**p, "a": a, "b": b, "count": float(pairs[(a, b)])}, None))
-        gone = []
-        for i, p in have.items():
-            if i not in lids:
-                if float(p.get("fb", 0.0)) > 0:
-                    if float(p.get("count", 0.0)) != 0:
-                        puts.append((i, {**p, "count": 0.0}, None))
-                else:
-                    gone.append(i)
-        self.store.put_points(self.store.links, scope, puts)
-        self.store.delete_points(self.store.links, gone)
-        self.invalidate(scope)
+        with self._lock:
+            have = self.store.user_points(self.store.concepts, scope)
+            ids = {self._cid(scope, n): n for n in counts}
+            new = [n for i, n in ids.items() if i not in have]
+            self.store.put_points(
+                self.store.concepts,
+                scope,
+                [
+                    (
+                        self._cid(scope, n),
+                        {"name": n, "count": counts[n], "last_ts": last[n], "key": name_key(n), "vec": 0},
+                        None,
+                    )
+                    for n in new
+                ],
+            )
+            self._waiting += len(new)
+            self.store.set_points(
+                self.store.concepts,
+                [
+                    (i, {"count": counts[n]})
+                    for i, n in ids.items()
+                    if i in have and have[i].get("count") != counts[n]
+                ],
+            )
+            self.store.delete_points(self.store.concepts, [i for i in have if i not in ids])
+            have = self.store.user_points(self.store.links, scope)
+            lids = {self._lid(scope, *k): k for k in pairs}
+            puts = []
+            for i, (a, b) in lids.items():
+                p = have.get(i, {"fb": 0.0, "last_ts": max(last[a], last[b])})
+                if i not in have or float(p.get("count", 0.0)) != pairs[(a, b)]:
+                    puts.append((i, {**p, "a": a, "b": b, "count": float(pairs[(a, b)])}, None))
+            gone = []
+            for i, p in have.items():
+                if i not in lids:
+                    if float(p.get("fb", 0.0)) > 0:
+                        if float(p.get("count", 0.0)) != 0:
+                            puts.append((i, {**p, "count": 0.0}, None))
+                    else:
+                        gone.append(i)
+            self.store.put_points(self.store.links, scope, puts)
+            self.store.delete_points(self.store.links, gone)
+            self.invalidate(scope)
 
     def feedback(
         self, scope: Scope, sources: Sequence[str], targets: Sequence[str], amount: float, when: datetime
@@ -252,121 +290,152 @@ class ConceptLinks:
         once), bounded in [-1, 1]; returns how many links moved."""
         deltas = {pair_key(a, b): (0.0, 0.5 * amount) for a in set(sources) for b in set(targets) if a != b}
         if deltas:
-            self._bump_pairs(scope, deltas, when.timestamp())
+            with self._lock:
+                self._bump_pairs(scope, deltas, when.timestamp())
         return len(deltas)
 
     # -- reads ----------------------------------------------------------------------------------
     def match_query(self, scope: Scope, query: str) -> dict[str, float]:
-        """The scope's known concepts the query names: exactly (weight 1) or by name embedding
-        (weight = cosine, at or above ``match_threshold``)."""
+        """The scope's known concepts the query names: exactly or by their words' stems
+        (weight 1), or by name embedding (weight = cosine, at or above ``match_threshold``)."""
         found, rest = self.query_terms(scope, query)
         return self.name_matches(scope, found, self.embed.embed(rest) if rest else None)
 
     def query_terms(self, scope: Scope, query: str) -> tuple[dict[str, float], list[str]]:
-        """The first half of :meth:`match_query`: the concepts the query names exactly, and the
-        n-grams left to match by name embedding (embedding them is the costly half, so a caller
-        may run it beside other work and pass the vectors to :meth:`name_matches`)."""
+        """The first half of :meth:`match_query`: the concepts the query names, and the n-grams
+        left to match by name embedding (embedding them is the costly half, so a caller may run
+        it beside other work and pass the vectors to :meth:`name_matches`).
+
+        A query that names concepts exactly is anchored by them; else one whose words name a
+        concept in another form ("pottery classes", "hiking" for "pottery class", "hike", by
+        :func:`~mem_pipeline.concepts.name_key`); only a query that names none by its words
+        ("my pup" for "puppy") is left to embedding (3 of 385 LoCoMo questions)."""
         grams = query_grams(query)
         if not grams:
             return {}, []
-        counts = self._concept_counts(scope)
-        found = {g: 1.0 for g in grams if g in counts}
-        if found:
-            # name matching embeds 1-2 word grams, the costly part of a recall (~1 ms per gram on
-            # one core; on LoCoMo's raw turns the concept layer cost 11 ms of an 18.6 ms search
-            # with it, 3.5 ms of 11.7 without): a query that names concepts exactly is anchored
-            # by them, so embedding is the fallback for a query that names none ("my pup" when
-            # the user's concept is "puppy")
-            return found, []
-        rest = [g for g in grams if g.count(" ") < 2][:10]
-        return found, (rest if self._vocabulary(scope)[0] else [])
+        with self._lock:
+            counts = self._counts(scope, grams)
+            found = {g: 1.0 for g in grams if g in counts}
+            if found:
+                return found, []
+            u = self._user(scope)
+            assert u is not None
+            if u.any is False:
+                return {}, []
+            keys = {name_key(g) for g in grams} - {""}
+            by_key = self.store.concepts_by_key(scope, sorted(keys))
+            for name, p in by_key.items():
+                u.counts[name] = float(p.get("count", 0))
+                u.absent.discard(name)
+            if by_key:
+                u.any = True
+                return {name: 1.0 for name in by_key}, []
+            if u.any is None:
+                u.any = self.store.has_concepts(scope)
+            rest = [g for g in grams if g.count(" ") < 2][:10]
+            return {}, (rest if u.any else [])
 
     def name_matches(self, scope: Scope, found: dict[str, float], vectors: Any) -> dict[str, float]:
         """Add to ``found`` the concept each n-gram vector is closest to, at or above the
-        threshold (cosine: both sides are L2-normalised)."""
-        names, mat = self._vocabulary(scope)
-        if vectors is None or not len(vectors) or not names:
+        threshold (cosine: both sides are L2-normalised), by the engine over the user's name
+        vectors (those still to be computed are computed first)."""
+        if vectors is None or not len(vectors):
             return found
-        for row in np.asarray(vectors) @ mat.T:
-            best = int(row.argmax())
-            if row[best] >= self.match_threshold:
-                found[names[best]] = max(found.get(names[best], 0.0), float(row[best]))
+        with self._lock:
+            u = self._user(scope)
+            assert u is not None
+            if not u.vectors_checked:
+                self.embed_names(scope)
+                u.vectors_checked = True
+            for best in self.store.nearest_concepts(scope, list(vectors), self.match_threshold):
+                if best is not None:
+                    name, score = best
+                    found[name] = max(found.get(name, 0.0), score)
         return found
+
+    def _counts(self, scope: Scope, names: Sequence[str]) -> dict[str, float]:
+        """The fact counts of those of ``names`` that are concepts of the user (read from the
+        store once per process, by id)."""
+        u = self._user(scope)
+        assert u is not None
+        unknown = [n for n in dict.fromkeys(names) if n not in u.counts and n not in u.absent]
+        if unknown:
+            ids = {self._cid(scope, n): n for n in unknown}
+            got = self.store.get_points(self.store.concepts, list(ids), scope)
+            if len(u.absent) > _MAX_ABSENT:
+                u.absent.clear()
+            for cid, n in ids.items():
+                if cid in got:
+                    u.counts[n] = float(got[cid].get("count", 0))
+                    u.any = True
+                else:
+                    u.absent.add(n)
+        return {n: u.counts[n] for n in names if n in u.counts}
 
     def specificity(self, scope: Scope, concepts: Sequence[str]) -> dict[str, float]:
         """``1 / (1 + ln n)`` for a concept on ``n`` facts: 1 for a rare concept, 0.18 for one on
         100 facts. A concept on many facts (a speaker's name, "work") says little about which
         fact a query wants."""
-        counts = self._concept_counts(scope)
+        with self._lock:
+            counts = self._counts(scope, concepts)
         return {c: 1.0 / (1.0 + math.log(max(1.0, counts.get(c, 1.0)))) for c in concepts}
 
     def fact_ids(self, scope: Scope, concepts: Sequence[str], limit: int) -> list[str]:
-        """Ids of the user's current facts carrying these concepts (in the concepts' order), from
-        an index read once per process and kept in step by :meth:`update` -- so the read path
-        fetches facts by id instead of filtering every point."""
-        key = self._ukey(scope)
-        index = self._by_concept.get(key)
-        if index is None:
-            index = {}
-            for fid, cs in self.store.fact_concepts(scope):
-                for c in cs:
-                    index.setdefault(c, set()).add(fid)
-            self._by_concept[key] = index
+        """Ids of the user's current facts carrying these concepts (in the concepts' order; a
+        concept's facts in id order), at most ``limit``."""
         out: list[str] = []
-        for c in concepts:
-            for fid in sorted(index.get(c, ())):
-                if fid not in out:
-                    out.append(fid)
-                if len(out) >= limit:
-                    return out
+        with self._lock:
+            u = self._user(scope)
+            assert u is not None
+            for c in concepts:
+                got = u.facts.get(c)
+                if got is None or got[0] < limit:
+                    got = u.facts[c] = (limit, self.store.concept_fact_ids(scope, c, limit))
+                for fid in got[1]:
+                    if fid not in out:
+                        out.append(fid)
+                    if len(out) >= limit:
+                        return out
         return out
-
-    def _vocabulary(self, scope: Scope) -> tuple[list[str], Any]:
-        """The user's concept names and name vectors, read once per process; new concepts are
-        appended by :meth:`update`, a removed one drops the cache (re-read on next use)."""
-        key = self._ukey(scope)
-        if key not in self._vocab:
-            names, mat, counts = self.store.concept_vectors(scope)
-            self._vocab[key] = (names, mat)
-            self._counts[key] = dict(zip(names, counts))
-        return self._vocab[key]
-
-    def _concept_counts(self, scope: Scope) -> dict[str, float]:
-        """The user's concept names and their fact counts (cached with the vocabulary)."""
-        self._vocabulary(scope)
-        return self._counts[self._ukey(scope)]
 
     def neighbours(
         self, scope: Scope, concepts: Sequence[str], now: datetime
     ) -> dict[str, list[tuple[str, float]]]:
-        adj = self._adjacent(scope)
-        seen: dict[int, dict[str, Any]] = {}
-        for c in concepts:
-            for p in adj.get(c, {}).values():
-                # a link seen fewer than min_count times and without positive feedback is never
-                # followable (see followable): skip it before scoring. Most links of a busy
-                # concept are such one-offs, and scoring them was most of a recall's cost.
-                if float(p.get("count", 0.0)) >= self.min_count or float(p.get("fb", 0.0)) > 0:
-                    seen[id(p)] = p
-        rows = list(seen.values())
-        others = {r["a"] for r in rows} | {r["b"] for r in rows}
-        known = self._concept_counts(scope)
-        counts = {n: known.get(n, 0.0) for n in others}
+        """For each of ``concepts``, the concepts its followable links lead to, with the
+        links' strength."""
+        with self._lock:
+            u = self._user(scope)
+            assert u is not None
+            missing = [c for c in dict.fromkeys(concepts) if c not in u.links]
+            if missing:
+                fetched: dict[str, list[_Link]] = {c: [] for c in missing}
+                for p in self.store.links_of(scope, missing, self.min_count):
+                    row = (
+                        str(p["a"]),
+                        str(p["b"]),
+                        float(p.get("count", 0.0)),
+                        float(p.get("fb", 0.0)),
+                        float(p.get("last_ts", 0.0)),
+                    )
+                    for end in {row[0], row[1]}:
+                        if end in fetched:
+                            fetched[end].append(row)
+                u.links.update(fetched)
+            rows: dict[tuple[str, str], _Link] = {}
+            for c in concepts:
+                for row in u.links.get(c, ()):
+                    rows[(row[0], row[1])] = row
+            counts = self._counts(scope, [n for a, b in rows for n in (a, b)])
         out: dict[str, list[tuple[str, float]]] = {}
         wanted = set(concepts)
-        for r in rows:
-            age = max(0.0, (now.timestamp() - float(r.get("last_ts", 0.0))) / 86_400.0)
-            for src, dst in ((r["a"], r["b"]), (r["b"], r["a"])):
+        at = now.timestamp()
+        for a, b, n_ab, fb, last_ts in rows.values():
+            age = max(0.0, (at - last_ts) / 86_400.0)
+            for src, dst in ((a, b), (b, a)):
                 if src not in wanted:
                     continue
-                stats = LinkStats(
-                    n_ab=float(r.get("count", 0.0)),
-                    n_a=counts.get(src, 0.0),
-                    n_b=counts.get(dst, 0.0),
-                    age_days=age,
-                    feedback=float(r.get("fb", 0.0)),
-                )
-                s = link_strength(stats, half_life_days=self.half_life_days)
-                if followable(stats, s, floor=self.floor, min_count=self.min_count):
+                n_a, n_b = counts.get(src, 0.0), counts.get(dst, 0.0)
+                s = strength_of(n_ab, n_a, n_b, age, fb, self.half_life_days)
+                if followable(n_ab, fb, s, floor=self.floor, min_count=self.min_count):
                     out.setdefault(src, []).append((dst, s))
         return out

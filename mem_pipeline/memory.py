@@ -127,6 +127,7 @@ class Memory:
         self.reconciler = reconciler
         self._writer = Writer(self.parts, self.extractor, reconciler)
         self._reader = Reader(self.parts)
+        self._closed = False
         if not config.url and config.path != ":memory:":
             # an embedded store is this process's alone (file lock): nothing else is writing, so
             # a write left unfinished is one a crash interrupted
@@ -157,11 +158,16 @@ class Memory:
             dimensions=embedder.dimensions,
             prefix=config.collection_prefix,
             engine=config.engine,
+            payload_cache=config.payload_cache,
         )
 
     # -- lifecycle ----------------------------------------------------------------------------
     def close(self) -> None:
         self._reader.close()
+        with self.parts.lock:
+            if not self._closed:
+                self._closed = True
+                self.parts.links.embed_names()  # the new concepts' name vectors still to compute
         self.store.close()
 
     def __enter__(self) -> Memory:

@@ -23,11 +23,12 @@ from datetime import datetime
 from typing import Any
 
 from .._parts import Parts
-from ..models import Scope, ScoreParts
-from ..recall import Hit, Recall, Source, hit_from_fact
+from ..models import Scope
+from ..recall import Hit, Recall, Source
 from ..store import Candidate, VectorLike
 from ..text.phrases import about_person
-from .associate import associate
+from .associate import Reach, pick, reach
+from .hits import hit_of, score_parts
 from .query import Query, analyse
 from .rank import Ranked, boost_by_concepts, confidence, fill_scores, fold, rank
 
@@ -42,9 +43,11 @@ class Reader:
         self._pool: ThreadPoolExecutor | None = None
 
     def _helper(self) -> ThreadPoolExecutor:
-        """One worker thread for work that can overlap a search (n-gram embedding)."""
+        """Worker threads for the work a search overlaps with its own: embedding the query (and
+        the n-grams left to match by name). The model releases the GIL, so the concept links
+        are followed meanwhile; a few workers, as searches may come from several threads."""
         if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mem_pipeline")
+            self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="mem_pipeline")
         return self._pool
 
     def close(self) -> None:
@@ -72,12 +75,18 @@ class Reader:
         expanding = cfg.expand_links if expand is None else expand
         use_concepts = bool(cfg.concept_boost or expanding)
         q = analyse(parts, scope, text, at, use_concepts=use_concepts)
-        vec = parts.embed.embed_one(q.dense_text)
+        helper = self._helper()
+        vec_of = helper.submit(parts.embed.embed_one, q.dense_text)
+        grams = helper.submit(parts.embed.embed, list(q.grams)) if q.grams else None
         floor = cfg.min_score if min_score is None else min_score
+        # while the query is embedded: what the concept layer says of the query (unless its
+        # n-grams must be embedded to match concepts, the rare case)
+        early: tuple[dict[str, float], dict[str, float], Reach | None] | None = None
+        if grams is None:
+            with parts.lock:
+                early = self._concepts(scope, q.concepts if use_concepts else {}, expanding, at)
+        vec = vec_of.result()
         with parts.lock:
-            # embedding the n-grams left to match by name runs beside the search and ranking
-            # below (the model releases the GIL; on 2 cores this hides most of its cost)
-            grams = self._helper().submit(parts.embed.embed, list(q.grams)) if q.grams else None
             cands = self._candidates(
                 scope, q, vec, max(limit * 4, cfg.candidate_pool), filters, include_invalid
             )
@@ -98,11 +107,13 @@ class Reader:
                 name_boost=cfg.name_boost if q.asks_name else 0.0,
                 people=q.people,
             )
-            matched = parts.links.name_matches(scope, dict(q.concepts), grams.result() if grams else None)
-            qc = matched if use_concepts else {}
-            if qc and cfg.concept_boost:
-                spec = parts.links.specificity(scope, list(qc))
-                ranked = boost_by_concepts(ranked, {c: w * spec[c] for c, w in qc.items()}, cfg.concept_boost)
+            if early is None:
+                assert grams is not None
+                matched = parts.links.name_matches(scope, dict(q.concepts), grams.result())
+                early = self._concepts(scope, matched if use_concepts else {}, expanding, at)
+            qc, boost, found = early
+            if boost:
+                ranked = boost_by_concepts(ranked, boost, cfg.concept_boost)
             ranked = self._relevant(ranked, about_person(q.text, bool(q.named)) or bool(qc), floor, 3 * limit)
             hits = [_hit(r, folded) for r, folded in fold(ranked, limit)]
             if hits and reinforce:  # the caller says it will use them (a recall alone does not)
@@ -111,13 +122,25 @@ class Reader:
                     parts.store.set_fact_fields(
                         h.id, {"recalls": int(by_id[h.id].payload.get("recalls", 0)) + 1}
                     )
-            if not expanding or not qc:
+            if found is None:
                 return Recall(query=text, hits=hits, query_concepts=qc)
-            seen = {c.id: c.payload for c in cands}
-            assoc, expanded = associate(parts, scope, {h.id for h in hits}, at, qc, seen)
+            assoc = pick(found, {h.id for h in hits}, cfg.association_limit)
             return Recall(
-                query=text, hits=hits, associations=assoc, query_concepts=qc, expanded_concepts=expanded
+                query=text, hits=hits, associations=assoc, query_concepts=qc, expanded_concepts=found.expanded
             )
+
+    def _concepts(
+        self, scope: Scope, qc: dict[str, float], expanding: bool, at: datetime
+    ) -> tuple[dict[str, float], dict[str, float], Reach | None]:
+        """The query's concepts, the concept boost's weights (match x specificity), and what
+        their links reach (with expansion on and concepts to expand)."""
+        cfg = self.parts.config
+        boost: dict[str, float] = {}
+        if qc and cfg.concept_boost:
+            spec = self.parts.links.specificity(scope, list(qc))
+            boost = {c: w * spec[c] for c, w in qc.items()}
+        found = reach(self.parts, scope, at, qc) if expanding and qc else None
+        return qc, boost, found
 
     def _relevant(self, ranked: list[Ranked], about: bool, floor: float, scan: int) -> list[Ranked]:
         """The ranked candidates with their confidence (for the first ``scan``, which is all a
@@ -160,17 +183,18 @@ class Reader:
 
 
 def _hit(r: Ranked, folded: list[str]) -> Hit:
-    """The hit of a returned candidate (the only place a full fact is built)."""
+    """The hit of a returned candidate (built for these only)."""
     p = r.parts
-    parts = ScoreParts(
+    parts = score_parts(
         similarity=p.similarity,
         lexical=p.lexical,
         relevance=p.relevance,
         decay=p.decay,
         reinforcement=p.reinforcement,
         concept=p.concept,
+        association=0.0,
         reply=p.reply,
         confidence=p.confidence,
     )
     source: Source = "semantic" if r.cand.dense is not None else "lexical"
-    return hit_from_fact(r.cand.fact, r.score, source, parts, folded=folded)
+    return hit_of(r.id, r.cand.payload, r.score, source, parts, folded=folded)

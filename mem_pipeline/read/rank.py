@@ -143,10 +143,10 @@ def rank(
             for c, r in zip(candidates, rel)
         ]
     if when_boost:
-        rel = [r * (1 + when_boost) if says_when(c.text) else r for c, r in zip(candidates, rel)]
+        rel = [r * (1 + when_boost) if _says_when(c.text) else r for c, r in zip(candidates, rel)]
     if name_boost:
         rel = [
-            r * (1 + name_boost) if names_something(c.text, people) else r for c, r in zip(candidates, rel)
+            r * (1 + name_boost) if _names_something(c.text, people) else r for c, r in zip(candidates, rel)
         ]
     if session_boost:
         rel = _session_lift(candidates, rel, session_boost)
@@ -171,13 +171,31 @@ def strength(
         half_life_days=half_lives.get(str(p.get("category", "other")), 180.0),
         floor=floor,
     )
-    rf = reinforcement(
+    imp = p.get("importance")
+    rf = _reinforcement(
         int(p.get("confirmations", 1)),
         int(p.get("recalls", 0)),
-        valence=float(p.get("valence", 0.0)),
-        importance=None if p.get("importance") is None else float(p["importance"]),
+        float(p.get("valence", 0.0)),
+        None if imp is None else float(imp),
     )
     return d, rf
+
+
+# the text features and the reinforcement of a candidate are pure functions of a few of its
+# fields, the same each time it is a candidate again: computed once (a search ranks ~150)
+@lru_cache(maxsize=32768)
+def _says_when(text: str) -> bool:
+    return says_when(text)
+
+
+@lru_cache(maxsize=32768)
+def _names_something(text: str, people: frozenset[str]) -> bool:
+    return names_something(text, people)
+
+
+@lru_cache(maxsize=4096)
+def _reinforcement(confirmations: int, recalls: int, valence: float, importance: float | None) -> float:
+    return reinforcement(confirmations, recalls, valence=valence, importance=importance)
 
 
 def reply_lift(candidates: Sequence[Candidate], rel: Sequence[float], boost: float) -> list[float]:
@@ -209,7 +227,7 @@ def _session_lift(candidates: Sequence[Candidate], rel: list[float], boost: floa
     return [r if key is None else r + boost * best[key] for key, r in zip(keys, rel)]
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=32768)
 def _word_set(text: str) -> frozenset[str]:
     return frozenset(content_words(text))
 
@@ -233,15 +251,14 @@ def boost_by_concepts(
         return list(ranked)
     out = []
     for r in ranked:
-        tagged = [c for c in r.concepts if c in query_concepts]
+        tagged = [c for c in r.cand.payload.get("concepts") or () if c in query_concepts]
         if tagged:
             words = _word_set(r.text)
-            tagged = [c for c in tagged if not _word_set(c) <= words]
-        w = max((query_concepts[c] for c in tagged), default=0.0)
-        if w > 0:
-            r = replace(r, score=r.score * (1 + boost * w), parts=r.parts._replace(concept=w))
+            w = max((query_concepts[c] for c in tagged if not _word_set(c) <= words), default=0.0)
+            if w > 0:
+                r = replace(r, score=r.score * (1 + boost * w), parts=r.parts._replace(concept=w))
         out.append(r)
-    out.sort(key=lambda h: h.score, reverse=True)
+    out.sort(key=lambda h: h.score, reverse=True)  # already in order but for the boosted
     return out
 
 

@@ -32,6 +32,7 @@ from qdrant_client import QdrantClient
 from ..errors import InvalidInputError, StoreError, StoreLockedError
 from ..models import Scope
 from ._collections import SCHEMA_VERSION, metadata_conditions, scope_filter, user_filter
+from ._concepts import ConceptStore
 from ._edge import EdgeClient, is_edge_store, is_local_store, secure_tree
 from ._facts import FactStore
 from ._journal import JournalStore
@@ -81,10 +82,10 @@ def resolve_engine(path: str | None, engine: str | None) -> str:
     return found or engine or DEFAULT_ENGINE
 
 
-class QdrantStore(FactStore, JournalStore, RepairStore):
+class QdrantStore(FactStore, JournalStore, ConceptStore, RepairStore):
     """Facts, history, pending turns and concept links in Qdrant (embedded or server): one
     object, its parts one concern a module (``_facts``, ``_journal``, ``_repair``, on the
-    schema and filters of ``_collections``)."""
+    schema and filters of ``_collections``; the concept layer's lookups in ``_concepts``)."""
 
     # -- construction -------------------------------------------------------------------------
     @classmethod
@@ -98,9 +99,12 @@ class QdrantStore(FactStore, JournalStore, RepairStore):
         dimensions: int,
         prefix: str = "mem_pipeline",
         engine: str | None = None,
+        payload_cache: int = 20_000,
     ) -> QdrantStore:
         """Open an embedded store at ``path`` (``":memory:"``: a throwaway one) or a server at
-        ``url``. ``engine`` picks the embedded engine of a new store (see :func:`resolve_engine`)."""
+        ``url``. ``engine`` picks the embedded engine of a new store (see :func:`resolve_engine`).
+        ``payload_cache``: how many facts' fields to keep in memory (``_briefs``); a server,
+        which other processes may write, keeps none."""
         if path and url:
             raise InvalidInputError("give either path= (embedded) or url= (server), not both")
         client: QdrantClient | EdgeClient
@@ -128,7 +132,13 @@ class QdrantStore(FactStore, JournalStore, RepairStore):
         except Exception as e:
             raise StoreError(f"could not open the store at {url or path}: {e}") from e
         try:
-            store = cls(client, embedder_id=embedder_id, dimensions=dimensions, prefix=prefix)
+            store = cls(
+                client,
+                embedder_id=embedder_id,
+                dimensions=dimensions,
+                prefix=prefix,
+                payload_cache=0 if url else payload_cache,
+            )
         except BaseException:
             with contextlib.suppress(Exception):
                 client.close()

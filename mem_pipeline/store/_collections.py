@@ -34,6 +34,7 @@ from qdrant_client import QdrantClient, models
 
 from ..errors import EmbedderMismatchError, InvalidInputError, StoreError
 from ..models import Scope
+from ._briefs import BriefCache
 from ._edge import EdgeClient, EdgeRecord
 
 __all__ = [
@@ -111,6 +112,19 @@ _LATER_FACT_INDEXES = {
     "slot": models.PayloadSchemaType.KEYWORD,
 }
 
+# concept and link indexes the concept layer's lookups need (``_concepts``), built when a store
+# that predates them is opened
+_LATER_CONCEPT_INDEXES = {
+    "key": models.PayloadSchemaType.KEYWORD,
+    "vec": models.PayloadSchemaType.INTEGER,
+}
+_LATER_LINK_INDEXES = {
+    "a": models.PayloadSchemaType.KEYWORD,
+    "b": models.PayloadSchemaType.KEYWORD,
+    "count": models.PayloadSchemaType.FLOAT,
+    "fb": models.PayloadSchemaType.FLOAT,
+}
+
 VALID = models.FieldCondition(key="valid", match=models.MatchValue(value=True))
 
 
@@ -125,8 +139,12 @@ class StoreBase:
         embedder_id: str,
         dimensions: int,
         prefix: str = "mem_pipeline",
+        payload_cache: int = 0,
     ) -> None:
         self.client = client
+        #: the fields of recently read facts (see ``_briefs``); 0 keeps none
+        self.briefs = BriefCache(payload_cache)
+        self._speakers: dict[tuple[Scope, int], list[str]] = {}  # see ``FactStore.speakers``
         self.embedder_id = embedder_id
         self.dimensions = dimensions
         self.facts = f"{prefix}_facts"
@@ -170,10 +188,7 @@ class StoreBase:
                 )
             # indexes added after a store's creation are built when it is next opened (a no-op
             # once they exist)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                for field, schema in _LATER_FACT_INDEXES.items():
-                    c.create_payload_index(self.facts, field, field_schema=schema)
+            self._later(self.facts, _LATER_FACT_INDEXES)
         else:
             c.create_collection(
                 self.facts,
@@ -207,8 +222,16 @@ class StoreBase:
             )
             self._index(
                 self.concepts,
-                {"user_id": models.PayloadSchemaType.KEYWORD, "name": models.PayloadSchemaType.KEYWORD},
+                {
+                    "user_id": models.PayloadSchemaType.KEYWORD,
+                    "name": models.PayloadSchemaType.KEYWORD,
+                    **_LATER_CONCEPT_INDEXES,
+                },
             )
+        else:
+            self._later(self.concepts, _LATER_CONCEPT_INDEXES)
+        if c.collection_exists(self.links):
+            self._later(self.links, _LATER_LINK_INDEXES)
         for name, fields in (
             (
                 self.events,
@@ -224,12 +247,20 @@ class StoreBase:
                 {
                     "user_id": models.PayloadSchemaType.KEYWORD,
                     "source": models.PayloadSchemaType.KEYWORD,
+                    **_LATER_LINK_INDEXES,
                 },
             ),
         ):
             if not c.collection_exists(name):
                 c.create_collection(name, vectors_config={}, metadata={"schema": SCHEMA_VERSION})
                 self._index(name, fields)
+
+    def _later(self, collection: str, fields: Mapping[str, models.PayloadSchemaType]) -> None:
+        """Indexes added after a store's creation (a no-op once they exist)."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for field, schema in fields.items():
+                self.client.create_payload_index(collection, field, field_schema=schema)
 
     def _index(self, collection: str, fields: Mapping[str, models.PayloadSchemaType]) -> None:
         """Payload indexes: they matter on a server (local mode ignores them, with a warning)."""

@@ -364,10 +364,14 @@ class EdgeClient:
                 )
             )
         results = self._shard(collection_name).query_batch(qe.QueryBatchRequest(reqs))
-        return [
-            EdgeResponse([EdgeScored(str(p.id), float(p.score), strip_payload(p.payload)) for p in res])
-            for res in results
-        ]
+        out = []
+        for r, res in zip(requests, results):
+            if r.with_payload is False:  # ids and scores only: not a payload to convert
+                out.append(EdgeResponse([EdgeScored(str(p.id), p.score, None) for p in res]))
+            else:
+                points = [EdgeScored(str(p.id), float(p.score), strip_payload(p.payload)) for p in res]
+                out.append(EdgeResponse(points))
+        return out
 
     def facet(
         self,

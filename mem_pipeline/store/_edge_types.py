@@ -5,6 +5,7 @@ of :class:`~mem_pipeline.store._edge.EdgeClient` that hold no state."""
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -80,7 +81,7 @@ def _condition(c: Any) -> Any:
         if isinstance(m, models.MatchValue) and isinstance(m.value, bool):
             return qe.FieldCondition(key=f"{BOOL_MIRROR}.{c.key}", match=qe.MatchValue(int(m.value)))
         if isinstance(m, models.MatchValue):
-            return qe.FieldCondition(key=c.key, match=qe.MatchValue(m.value))
+            return _match_value(c.key, m.value)
         if isinstance(m, models.MatchAny):
             return qe.FieldCondition(key=c.key, match=qe.MatchAny(list(m.any)))  # type: ignore[arg-type]
         if m is None and isinstance(c.range, models.Range):
@@ -89,6 +90,13 @@ def _condition(c: Any) -> Any:
     if isinstance(c, models.HasIdCondition):
         return qe.HasIdCondition({str(i) for i in c.has_id})
     raise StoreError(f"the edge engine does not translate the condition {c!r}")
+
+
+@functools.lru_cache(maxsize=4096)
+def _match_value(key: str, value: str | int) -> Any:
+    """A keyword or integer match, translated once (every read filters on the same scope
+    fields)."""
+    return qe.FieldCondition(key=key, match=qe.MatchValue(value))
 
 
 def _conds(items: Any) -> list[Any] | None:

@@ -13,9 +13,9 @@ from ..errors import EmbedderMismatchError
 from ..models import Scope, StoredFact
 from ..text import lexical
 from ..text.lexical import sparse_doc
+from ._briefs import BRIEF_SELECTOR, brief_of, touches
 from ._collections import VALID, StoreBase, in_scope, metadata_conditions, scope_filter, user_filter
 from ._payload import (
-    BRIEF_PAYLOAD,
     HIT_PAYLOAD,
     TURN_LINKS_VERSION,
     Candidate,
@@ -40,6 +40,7 @@ class FactStore(StoreBase):
         The sparse (lexical) vector is built here from ``index_text``.
         """
         points = []
+        briefs = {}
         for fact, dense, embed_text, index_text in items:
             idx, vals = sparse_doc(index_text)
             if len(dense) != self.dimensions:
@@ -49,14 +50,16 @@ class FactStore(StoreBase):
             vec: dict[str, Any] = {"dense": [float(x) for x in dense]}
             if idx:
                 vec["lexical"] = models.SparseVector(indices=idx, values=vals)
-            points.append(
-                models.PointStruct(
-                    id=fact.id, vector=vec, payload=fact_to_payload(fact, embed_text, index_text)
-                )
-            )
+            payload = fact_to_payload(fact, embed_text, index_text)
+            points.append(models.PointStruct(id=fact.id, vector=vec, payload=payload))
+            briefs[fact.id] = brief_of(payload)
         if points:
+            for who in {(f.scope.tenant, f.scope.user_id) for f, _, _, _ in items}:
+                self._written(*who)
+            self.briefs.drop(briefs)
             with self._translate("writing facts"):
                 self.client.upsert(self.facts, points=points, wait=True)
+            self.briefs.put_many(briefs)
 
     def recent_raw(self, scope: Scope, session: Any, limit: int) -> list[dict[str, Any]]:
         """The last ``limit`` raw turns of this scope (and session, when given), newest first."""
@@ -97,6 +100,8 @@ class FactStore(StoreBase):
                 )
             else:
                 emptied.append(fid)
+        if touches(fields):
+            self.briefs.drop(fid for fid, _ in items)
         with self._translate("updating lexical vectors"):
             if vectors:
                 self.client.update_vectors(self.facts, points=vectors, wait=True)
@@ -171,6 +176,7 @@ class FactStore(StoreBase):
         """Record each (turn id, the id of the turn it answers or None) and mark it linked."""
         unlinked = [fid for fid, reply in links if reply is None]
         mark = {"turn_links": TURN_LINKS_VERSION}
+        self.briefs.drop(fid for fid, _ in links)
         with self._translate("linking turns"):
             if unlinked:
                 self.client.set_payload(self.facts, payload={"reply_to": None, **mark}, points=[*unlinked])
@@ -200,6 +206,8 @@ class FactStore(StoreBase):
         return [fid for fid, _ in items]
 
     def set_fact_fields(self, fact_id: str, fields: Mapping[str, Any]) -> None:
+        if touches(fields):
+            self.briefs.drop([fact_id])
         with self._translate("updating a fact"):
             self.client.set_payload(self.facts, payload=dict(fields), points=[fact_id], wait=True)
 
@@ -240,26 +248,35 @@ class FactStore(StoreBase):
         return [payload_to_fact(r.id, r.payload or {}) for r in self._scroll(self.facts, flt)]
 
     def get_facts(self, scope: Scope, ids: Sequence[str]) -> list[StoredFact]:
-        """The facts with these ids that belong to ``scope`` (others are silently absent)."""
-        if not ids:
-            return []
-        with self._translate("reading facts"):
-            recs = self.client.retrieve(self.facts, ids=list(ids), with_payload=HIT_PAYLOAD)
-        return [payload_to_fact(r.id, r.payload or {}) for r in recs if in_scope(r.payload or {}, scope)]
+        """The facts with these ids that belong to ``scope`` (others are silently absent), in
+        the order of ``ids``."""
+        found = self.read_briefs(ids)
+        return [
+            payload_to_fact(fid, p)
+            for fid in dict.fromkeys(ids)
+            if (p := found.get(fid)) and in_scope(p, scope)
+        ]
 
     def fact_briefs(self, scope: Scope, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """For the current facts of ``scope`` among ``ids``: only the fields that score a fact
-        (concepts, category, times, counts) -- candidates are many, winners few, so the full
-        facts are read for the winners only (:meth:`get_facts`)."""
+        """The cached fields (``_briefs``) of the current facts of ``scope`` among ``ids``:
+        what scores a fact, without building it (candidates are many, winners few)."""
+        found = self.read_briefs(ids)
+        return {fid: p for fid, p in found.items() if in_scope(p, scope) and p.get("valid", True)}
+
+    def read_briefs(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The cached fields of the facts with these ids (any scope; absent ids are left
+        out): from the cache, and the facts it misses from the engine in one call. The dicts
+        are shared with the cache: read them, never change them."""
         if not ids:
             return {}
-        with self._translate("reading facts"):
-            recs = self.client.retrieve(self.facts, ids=list(ids), with_payload=BRIEF_PAYLOAD)
-        return {
-            str(r.id): dict(r.payload or {})
-            for r in recs
-            if in_scope(r.payload or {}, scope) and (r.payload or {}).get("valid", True)
-        }
+        found, missing = self.briefs.get_many(ids)
+        if missing:
+            with self._translate("reading facts"):
+                recs = self.client.retrieve(self.facts, ids=missing, with_payload=BRIEF_SELECTOR)
+            read = {str(r.id): r.payload or {} for r in recs}
+            self.briefs.put_many(read)
+            found.update(read)
+        return found
 
     def scroll_facts(
         self,
@@ -292,12 +309,30 @@ class FactStore(StoreBase):
 
     def speakers(self, scope: Scope, limit: int = 1000) -> list[str]:
         """The distinct ``metadata["speaker"]`` values of this scope's facts (most frequent
-        first, at most ``limit``): a facet over the speaker index, without reading facts."""
+        first, at most ``limit``): a facet over the speaker index, without reading facts; kept
+        until the user's facts are next written (with a payload cache only)."""
+        key = (scope, limit)
+        if self.briefs.size and key in self._speakers:
+            return self._speakers[key]
         with self._translate("listing speakers"):
             resp = self.client.facet(
                 self.facts, key="metadata.speaker", facet_filter=scope_filter(scope), limit=limit
             )
-        return [str(h.value) for h in resp.hits]
+        found = [str(h.value) for h in resp.hits]
+        if self.briefs.size:
+            if len(self._speakers) > 4096:
+                self._speakers.clear()
+            self._speakers[key] = found
+        return found
+
+    def _written(self, tenant: str | None = None, user_id: str | None = None) -> None:
+        """Facts of this user (or, with None, of anyone) were written: drop what is kept of
+        their speakers."""
+        if tenant is None:
+            self._speakers.clear()
+            return
+        for key in [k for k in self._speakers if k[0].tenant == tenant and k[0].user_id == user_id]:
+            del self._speakers[key]
 
     def scores_of(
         self,
@@ -347,8 +382,10 @@ class FactStore(StoreBase):
         include_invalid: bool = False,
         kind: str | None = None,
     ) -> list[Candidate]:
-        """Dense and lexical search in one round trip; candidates carry each raw score. With
-        ``kind`` (``"fact"`` or ``"turn"``), of that kind only."""
+        """Dense and lexical search in one round trip for ids and scores; candidates carry each
+        raw score and their fields from the payload cache (``read_briefs``: the engine is read
+        for the facts the cache misses). With ``kind`` (``"fact"`` or ``"turn"``), of that kind
+        only."""
         conds = metadata_conditions(filters)
         if not include_invalid:
             conds.append(VALID)
@@ -364,7 +401,7 @@ class FactStore(StoreBase):
                     using="dense",
                     filter=flt,
                     limit=limit,
-                    with_payload=HIT_PAYLOAD,
+                    with_payload=False,
                 )
             )
             kinds.append("dense")
@@ -375,7 +412,7 @@ class FactStore(StoreBase):
                     using="lexical",
                     filter=flt,
                     limit=limit,
-                    with_payload=HIT_PAYLOAD,
+                    with_payload=False,
                 )
             )
             kinds.append("lexical")
@@ -383,17 +420,20 @@ class FactStore(StoreBase):
             return []
         with self._translate("searching"):
             responses: list[Any] = self.client.query_batch_points(self.facts, requests=requests)
-        found: dict[str, Candidate] = {}
+        scores: dict[str, dict[str, float]] = {}  # id -> {signal: score}, in the order found
         for kind, resp in zip(kinds, responses):
             for p in resp.points:
-                pid = str(p.id)
-                cand = found.get(pid)
-                if cand is None:
-                    cand = found[pid] = Candidate(pid, dict(p.payload or {}))
-                setattr(cand, kind, float(p.score))
-        return list(found.values())
+                scores.setdefault(str(p.id), {})[kind] = float(p.score)
+        briefs = self.read_briefs(list(scores))
+        return [
+            Candidate(pid, briefs[pid], s.get("dense"), s.get("lexical"))
+            for pid, s in scores.items()
+            if pid in briefs
+        ]
 
     def delete_facts(self, ids: Sequence[str]) -> None:
+        self.briefs.drop(ids)
+        self._written()
         if ids:
             with self._translate("deleting facts"):
                 self.client.delete(

@@ -196,6 +196,8 @@ class JournalStore(StoreBase):
     def delete_user(self, scope: Scope) -> None:
         """Remove everything of one user (facts, history, pending, links) in one tenant."""
         flt = user_filter(scope)
+        self.briefs.drop_user(scope.tenant, scope.user_id)
+        self._speakers.clear()
         with self._translate("forgetting a user"):
             for name in (self.facts, self.events, self.pending, self.links, self.concepts, self.journal):
                 self.client.delete(name, points_selector=models.FilterSelector(filter=flt), wait=True)

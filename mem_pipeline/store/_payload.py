@@ -23,12 +23,12 @@ from ..text.lexical import normalize_text
 from ._collections import SCHEMA_VERSION
 
 __all__ = [
-    "BRIEF_PAYLOAD",
     "HIT_PAYLOAD",
     "TURN_LINKS_VERSION",
     "Candidate",
     "VectorLike",
     "fact_to_payload",
+    "json_copy",
     "kind_of",
     "legacy_id",
     "payload_to_fact",
@@ -161,6 +161,16 @@ def _scope(tenant: str, user_id: str, agent_id: str | None, run_id: str | None) 
     return Scope(tenant=tenant, user_id=user_id, agent_id=agent_id, run_id=run_id)
 
 
+def json_copy(value: Any) -> Any:
+    """A copy of a JSON value, nested containers included: payloads read from the payload
+    cache are shared, what is handed out must not be."""
+    if isinstance(value, dict):
+        return {k: json_copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_copy(v) for v in value]
+    return value
+
+
 def payload_to_fact(point_id: Any, p: Mapping[str, Any]) -> StoredFact:
     created = _dt(p["created_ts"])
     assert created is not None
@@ -173,7 +183,7 @@ def payload_to_fact(point_id: Any, p: Mapping[str, Any]) -> StoredFact:
         category=Category(p.get("category", "other")),
         concepts=list(p.get("concepts") or []),
         scope=_scope(p["tenant"], p["user_id"], p.get("agent_id"), p.get("run_id")),
-        metadata=dict(p.get("metadata") or {}),
+        metadata=json_copy(p.get("metadata") or {}),
         created_at=created,
         updated_at=_dt(p.get("updated_ts")) or created,
         last_seen_at=_dt(p.get("last_seen_ts")) or created,
@@ -189,12 +199,6 @@ def payload_to_fact(point_id: Any, p: Mapping[str, Any]) -> StoredFact:
     )
 
 
-# what a search reads of a fact: all but the texts that were embedded and indexed (the indexed
-# text carries the neighbouring turns and is the largest field)
+# what the writer reads of a fact it may repeat or correct: all but the texts that were
+# embedded and indexed (the indexed text carries the neighbouring turns and is the largest field)
 HIT_PAYLOAD = models.PayloadSelectorExclude(exclude=["embed_text", "index_text"])
-BRIEF_PAYLOAD = models.PayloadSelectorInclude(
-    include=[
-        *("tenant", "user_id", "agent_id", "run_id", "valid", "concepts", "category"),
-        *("created_ts", "last_seen_ts", "confirmations", "recalls", "valence", "importance"),
-    ]
-)

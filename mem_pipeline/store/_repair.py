@@ -78,6 +78,8 @@ class RepairStore(StoreBase):
                     for r in recs
                 ]
             log.warning("rebuilding collection %s without %d unreadable points", name, len(bad))
+            self.briefs.clear()
+            self._speakers.clear()
             with self._translate("rebuilding a collection"):
                 self.client.delete_collection(name)
                 self._ensure()

@@ -20,7 +20,8 @@ def recover(parts: Parts) -> int:
 
     A ``forget`` is redone. For any other write, the user's facts are the truth (each fact is
     one atomic point write): history events missing for them are added (marked
-    ``recovered``), and concept counts and links are recomputed from them.
+    ``recovered``), and concept counts and links are recomputed from them. Concepts still
+    without their name vector get it.
     """
     with parts.lock:
         todo = parts.store.unfinished()
@@ -29,6 +30,9 @@ def recover(parts: Parts) -> int:
             log.warning("repairing an interrupted %s of user %r", rec.get("op"), scope.user_id)
             repair_user(parts, scope, str(rec.get("op")))
             parts.store.end(jid)
+        # name vectors of new concepts are computed in batches after their write: those a
+        # process left uncomputed (it ended first) are computed now
+        parts.links.embed_names()
     return len(todo)
 
 

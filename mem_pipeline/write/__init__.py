@@ -8,7 +8,8 @@
     extract   the configured extractor (``extract``: the LLM, in context-sized windows;
               ``offline``: rules) -> facts naming their person, with absolute dates
     ground    facts their turns do not support are rejected (``ground``)
-    embed     one embedding call for the turns, the facts and the names of new concepts
+    embed     one embedding call for the turns and the facts (new concepts' names are embedded
+              later, in batches: ``links``)
     reconcile per fact, against the stored facts it may repeat or correct, found by similarity
               and by slot (``reconcile``, ``text.slots``)
     apply     the points, concept counts, links and history events (``apply``); a turn takes its
@@ -89,13 +90,11 @@ class Writer:
                 failure, unread = e, list(range(len(msgs)))
         turn_texts = [self._turn_text(m) for _, m in turns]
         fact_texts = [embed_text(f.text, f.subject) for f in facts]
-        # one embedding call per add: the turns, the facts, and the names of concepts new to
-        # this user (the concept layer then finds their vectors in the cache)
+        # one embedding call per add: the turns and the facts. The names of concepts new to
+        # this user are embedded later, in batches (``links``): padded to a turn's length in
+        # this call, six names cost four times the turn itself
         turn_concepts = [concepts or candidate_phrases(m.content)[:8] for _, m in turns]
-        names = self.parts.links.unknown(
-            scope, [c for cs in turn_concepts for c in cs] + [c for f in facts for c in f.concepts]
-        )
-        vectors = self.parts.embed.embed([*turn_texts, *fact_texts, *names])
+        vectors = self.parts.embed.embed([*turn_texts, *fact_texts])
         turn_ids = self._write_turns(
             scope, msgs, meta, turns, turn_concepts, turn_texts, vectors, when, pending_id, result
         )
