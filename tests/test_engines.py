@@ -50,3 +50,19 @@ def test_boolean_metadata_filters_and_updates(mem) -> None:
     assert urgent(True) == set() and urgent(False) == {ida, idb}
     mem.store.set_fact_fields(ida, {"metadata": {"note": "no flag any more"}})
     assert urgent(True) == set() and urgent(False) == {idb}
+
+
+def test_edge_point_ids_read_from_the_repr_are_the_ids(tmp_path) -> None:
+    """``_edge_types.point_id`` cuts a UUID id out of the binding's repr (faster than
+    ``str(p.id)``); it must give the same string, and fall back for other ids."""
+    import qdrant_edge as qe
+
+    from mem_pipeline.store._edge_types import point_id
+
+    cfg = qe.EdgeConfig(vectors={"v": qe.EdgeVectorParams(size=2, distance=qe.Distance.Cosine)})
+    shard = qe.EdgeShard.create(str(tmp_path / "shard"), cfg)
+    ids = ["01a22d69-91ea-7000-9cf5-3ab7a278f46f", "5f0c7a52-3d4e-4f6b-9a51-6d2f1b0e8c11", 7]
+    shard.update(qe.UpdateOperation.upsert_points([qe.Point(i, {"v": [1.0, 0.5]}, {}) for i in ids]))
+    found = shard.query(qe.QueryRequest(limit=5, query=qe.Query.Nearest([1.0, 0.0], using="v")))
+    assert sorted(point_id(p) for p in found) == sorted(str(p.id) for p in found) == sorted(map(str, ids))
+    shard.close()

@@ -20,7 +20,9 @@ Differences from a server that this class absorbs:
 - a boolean in a filter reaches the engine as an integer (0.9.0 converts ``MatchValue(True)``
   to ``1``), which never matches a stored ``true``. So every boolean of a payload is mirrored
   as 0/1 under ``__bool`` (same nesting), a filter on a boolean is rewritten onto the mirror,
-  and the mirror is removed from what is read back.
+  and the mirror is removed from what is read back. A key set to something else loses its
+  mirror; ``collections.json`` records which keys ever held booleans, so that setting any other
+  key costs one engine write, not two.
 
 Writes go to the shard's write-ahead log before the call returns, so an acknowledged write
 survives the process being killed. Segments stay plain (no HNSW): every read is filtered to
@@ -62,6 +64,7 @@ from ._edge_types import (
     engine_call,
     ids_of,
     payload_selector,
+    point_id,
     qe_filter,
     record,
     strip_payload,
@@ -75,6 +78,11 @@ from ._wal import WalRepair, repair_wal
 __all__ = ["EdgeClient", "EdgeRecord", "is_edge_store", "is_local_store", "secure_tree"]
 
 log = logging.getLogger(__name__)
+
+#: the top-level keys of this project's payloads that have held booleans (``valid`` of a fact,
+#: caller ``metadata``, an event's ``detail``), for a collection created before the edge client
+#: recorded them (``_bool_keys``)
+_LEGACY_BOOL_KEYS = ("valid", "metadata", "detail")
 
 
 def is_edge_store(path: str | Path) -> bool:
@@ -129,6 +137,7 @@ class EdgeClient:
             ) from e
         self._meta_path = self.root / "collections.json"
         self._shards: dict[str, Shard] = {}
+        self._bools: dict[str, set[str]] = {}  # see _bool_keys
         self._guard = threading.Lock()
         #: WAL repairs made while opening (see ``_wal``): what was trimmed, where the copy is
         self.repairs: list[WalRepair] = []
@@ -212,6 +221,7 @@ class EdgeClient:
             if src.exists():
                 src.rename(src.with_name(f"{collection_name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}"))
             self._meta.pop(collection_name, None)
+            self._bools.pop(collection_name, None)
             self._save_meta()
         return True
 
@@ -235,6 +245,7 @@ class EdgeClient:
             "dense": {n: vp.size for n, vp in (vectors_config or {}).items()},
             "sparse": sorted(sparse_vectors_config or {}),
             "metadata": dict(metadata or {}),
+            "bool_keys": [],
         }
         with self._guard:
             shard_dir = self.root / collection_name
@@ -243,6 +254,7 @@ class EdgeClient:
             with engine_call(f"creating {collection_name}"):
                 shard = qe.EdgeShard.create(str(shard_dir), self._config(spec))
             self._shards[collection_name] = Shard(shard, collection_name)
+            self._bools.pop(collection_name, None)
             self._meta[collection_name] = spec
             self._save_meta()
         return True
@@ -263,10 +275,34 @@ class EdgeClient:
         self._shard(collection_name).update(qe.UpdateOperation.create_field_index(field_name, schema))
 
     # -- writes -------------------------------------------------------------------------------
+    def _bool_keys(self, collection_name: str) -> set[str]:
+        """The top-level payload keys that have held a boolean (or a mapping holding one) in
+        this collection: only those can have a mirror to clear when set to something else.
+        A collection created before this record was kept gets the keys this project's payloads
+        have ever held booleans in."""
+        keys = self._bools.get(collection_name)
+        if keys is None:
+            rec = self._meta.get(collection_name, {}).get("bool_keys")
+            keys = self._bools[collection_name] = set(_LEGACY_BOOL_KEYS if rec is None else rec)
+        return keys
+
+    def _note_bools(self, collection_name: str, keys: set[str]) -> None:
+        """Record (before they are written) keys that are about to hold booleans."""
+        known = self._bool_keys(collection_name)
+        if keys - known or "bool_keys" not in self._meta.get(collection_name, {}):
+            known |= keys
+            with self._guard:
+                self._meta.setdefault(collection_name, {})["bool_keys"] = sorted(known)
+                self._save_meta()
+
     def upsert(self, collection_name: str, points: Sequence[models.PointStruct], wait: bool = True) -> None:
-        pts = [
-            qe.Point(id=str(p.id), vector=vectors(p.vector), payload=with_bools(p.payload)) for p in points
-        ]
+        pts, keys = [], set()
+        for p in points:
+            payload = with_bools(p.payload)
+            keys.update(payload.get(BOOL_MIRROR, ()))
+            pts.append(qe.Point(id=str(p.id), vector=vectors(p.vector), payload=payload))
+        if keys:
+            self._note_bools(collection_name, keys)
         self._shard(collection_name).update(qe.UpdateOperation.upsert_points(pts))
 
     def set_payload(
@@ -274,9 +310,12 @@ class EdgeClient:
     ) -> None:
         ids: list[qe.PointId] = [str(i) for i in points]
         shard = self._shard(collection_name)
-        shard.update(qe.UpdateOperation.set_payload(ids, dict(payload)))
         mirror = bools(payload)
-        stale = [f"{BOOL_MIRROR}.{k}" for k in payload if k not in mirror]
+        if mirror:
+            self._note_bools(collection_name, set(mirror))
+        shard.update(qe.UpdateOperation.set_payload(ids, dict(payload)))
+        had = self._bool_keys(collection_name)
+        stale = [f"{BOOL_MIRROR}.{k}" for k in payload if k not in mirror and k in had]
         if stale:  # a key that held booleans before may hold none now
             shard.update(qe.UpdateOperation.delete_payload(ids, stale))
         if mirror:  # merged into the existing mirror, key by key
@@ -367,7 +406,7 @@ class EdgeClient:
         out = []
         for r, res in zip(requests, results):
             if r.with_payload is False:  # ids and scores only: not a payload to convert
-                out.append(EdgeResponse([EdgeScored(str(p.id), p.score, None) for p in res]))
+                out.append(EdgeResponse([EdgeScored(point_id(p), p.score, None) for p in res]))
             else:
                 points = [EdgeScored(str(p.id), float(p.score), strip_payload(p.payload)) for p in res]
                 out.append(EdgeResponse(points))

@@ -30,6 +30,7 @@ __all__ = [
     "ids_of",
     "out_vector",
     "payload_selector",
+    "point_id",
     "qe_filter",
     "record",
     "strip_payload",
@@ -164,6 +165,16 @@ class EdgeResponse(NamedTuple):
 @dataclass(frozen=True, slots=True)
 class EdgeCount:
     count: int
+
+
+def point_id(p: Any) -> str:
+    """A scored point's id as a string. For a UUID id it is cut from the point's repr, which
+    the binding formats in Rust: ``str(p.id)`` builds a ``uuid.UUID`` in Python first, 3.4 us
+    a point against 1.1 us (a search reads 250); any other form goes the long way."""
+    r = repr(p)
+    if r.startswith('ScoredPoint(id="') and r[52:53] == '"':
+        return r[16:52]
+    return str(p.id)
 
 
 def record(r: Any) -> EdgeRecord:

@@ -83,12 +83,25 @@ class FactStore(StoreBase):
 
     def set_lexical(self, fact_id: str, index_text: str, fields: Mapping[str, Any]) -> None:
         """Replace a fact's lexical vector and indexed text (turn context grew)."""
-        self._write_lexical([(fact_id, index_text)], {"index_text": index_text, **fields})
+        self.set_lexicals([(fact_id, index_text, fields)])
 
-    def _write_lexical(self, items: Sequence[tuple[str, str]], fields: Mapping[str, Any]) -> None:
+    def set_lexicals(self, items: Sequence[tuple[str, str, Mapping[str, Any]]]) -> None:
+        """Replace facts' lexical vectors and indexed texts, with other fields of each: one
+        engine write for all the vectors, one per fact for its fields."""
+        own = {fid: {"index_text": text, **fields} for fid, text, fields in items}
+        self._write_lexical([(fid, text) for fid, text, _ in items], {}, own)
+
+    def _write_lexical(
+        self,
+        items: Sequence[tuple[str, str]],
+        fields: Mapping[str, Any],
+        own: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> None:
         """Build the lexical vector of each (fact id, index text) with the current analysis; a
         text without content words has none. ``fields`` (and the analysis version) are set on
-        every one of the facts."""
+        every one of the facts, and ``own[id]`` on that fact."""
+        if not items:
+            return
         vectors, emptied = [], []
         for fid, text in items:
             idx, vals = sparse_doc(text)
@@ -100,20 +113,22 @@ class FactStore(StoreBase):
                 )
             else:
                 emptied.append(fid)
-        if touches(fields):
+        if touches(fields) or any(touches(f) for f in (own or {}).values()):
             self.briefs.drop(fid for fid, _ in items)
+        common = {"lexical_version": lexical.LEXICAL_VERSION, **fields}
         with self._translate("updating lexical vectors"):
             if vectors:
                 self.client.update_vectors(self.facts, points=vectors, wait=True)
             if emptied:
                 gone = models.PointIdsList(points=list(emptied))
                 self.client.delete_vectors(self.facts, vectors=["lexical"], points=gone, wait=True)
-            self.client.set_payload(
-                self.facts,
-                payload={"lexical_version": lexical.LEXICAL_VERSION, **fields},
-                points=[fid for fid, _ in items],
-                wait=True,
-            )
+            if own is None:
+                ids: list[Any] = [fid for fid, _ in items]
+                self.client.set_payload(self.facts, payload=common, points=ids, wait=True)
+            else:
+                for fid, _ in items:
+                    payload = {**common, **own[fid]}
+                    self.client.set_payload(self.facts, payload=payload, points=[fid], wait=True)
 
     def stale_lexical(self, scope: Scope | None) -> Iterator[list[str]]:
         """Pages of the ids of facts whose lexical vector was built by an older analysis

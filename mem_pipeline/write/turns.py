@@ -68,13 +68,15 @@ def place_turn(
     before = [p for p in before if p["id"] != fid]
     reply_to = before[0]["id"] if before and answers(before[0], meta) else None
     lent_to = before[:w]
+    grown: list[tuple[str, str, dict[str, Any]]] = []
     for prev in lent_to:
         if int(prev.get("ctx_after", 0)) >= w:
             continue
         ctx = prev.get("index_text", prev["text"]) + "\n" + as_context(own)
         after = int(prev.get("ctx_after", 0)) + 1
-        store.set_lexical(prev["id"], ctx, {"ctx_after": after})
+        grown.append((prev["id"], ctx, {"ctx_after": after}))
         prev["index_text"], prev["ctx_after"] = ctx, after
+    store.set_lexicals(grown)  # the turns before, in one write of their vectors
     lent = [as_context(p.get("embed_text") or p["text"]) for p in reversed(lent_to)]
     if asked and w:
         lent.append(as_context(asked))
