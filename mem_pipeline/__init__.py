@@ -4,6 +4,7 @@ Offline by default (embedded Qdrant, a local ONNX embedder), explainable recall,
 every change. Start with :class:`Memory`.
 """
 
+from .aio import AsyncMemory
 from .chat import Answer, MemoryChat, answer_question, with_memory
 from .config import MemoryConfig
 from .embed import Embedder, LocalEmbedder, OpenAIEmbedder
@@ -18,6 +19,7 @@ from .errors import (
     MemPipelineError,
     NotFoundError,
     ScopeError,
+    StoreClosedError,
     StoreError,
     StoreLockedError,
 )
@@ -31,6 +33,7 @@ __all__ = [
     "AddEvent",
     "AddResult",
     "Answer",
+    "AsyncMemory",
     "Category",
     "ConfigError",
     "Embedder",
@@ -53,6 +56,7 @@ __all__ = [
     "Recall",
     "Scope",
     "ScopeError",
+    "StoreClosedError",
     "StoreError",
     "StoreLockedError",
     "StoredFact",

@@ -9,6 +9,7 @@
     ├── NotFoundError               no such fact in this scope (also a KeyError)
     ├── StoreError                  the vector store failed
     │   ├── StoreLockedError        another process holds the embedded store
+    │   ├── StoreClosedError        the memory was closed (an AsyncMemory refuses new calls)
     │   └── EmbedderMismatchError   the collection was built by another embedder
     ├── EmbedderError               the embedder failed (model file, backend)
     └── LLMError                    the LLM endpoint failed
@@ -34,6 +35,7 @@ __all__ = [
     "MemPipelineError",
     "NotFoundError",
     "ScopeError",
+    "StoreClosedError",
     "StoreError",
     "StoreLockedError",
 ]
@@ -68,6 +70,10 @@ class StoreError(MemPipelineError):
 
 class StoreLockedError(StoreError):
     """Another process holds the embedded store at this path."""
+
+
+class StoreClosedError(StoreError):
+    """The memory was closed (or is closing): no more calls."""
 
 
 class EmbedderMismatchError(StoreError):
