@@ -388,16 +388,15 @@ def validate_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 class LLMFact(BaseModel):
-    """One fact as the extraction prompt (``prompts/extract_facts.md``) returns it: the number
-    of the ``line`` it comes from (first, so that a model walks the lines in order). Whom it is
-    about is the line's speaker, and its concepts are the key phrases of its text, unless the
-    model says otherwise (the prompt does not ask: every output token costs time)."""
+    """One fact as the extraction prompt (``prompts/extract_facts.md``) returns it, with the
+    numbers of the ``lines`` it comes from and whom it is ``about``. (A schema that put the
+    line number first made the 1.5B model copy each line verbatim, greetings included.)"""
 
-    line: int
     text: str = Field(min_length=3, max_length=1000)
-    category: Category = Category.OTHER
     about: str | None = Field(default=None, max_length=200)
+    category: Category = Category.OTHER
     concepts: list[str] = Field(default_factory=list, max_length=12)
+    lines: list[int] = Field(default_factory=list, max_length=50)
 
 
 class ExtractionOutput(BaseModel):
