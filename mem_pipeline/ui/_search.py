@@ -183,7 +183,8 @@ def search_page(form: SearchForm, recall: Recall | None, prompt: str | None) -> 
     )
     assoc = (
         h(
-            '<h3>Association hits <small class="muted">reached only through concept links</small></h3>'
+            '<h3>Association hits <small class="muted">reached through the query\'s concepts and their '
+            "links, not by the text search</small></h3>"
             '<div class="associations">{items}</div>',
             items=join(_hit(i, hit, recall.query) for i, hit in enumerate(recall.associations, 1)),
         )
