@@ -173,7 +173,7 @@ class Tab:
         self.live = live
         self.context = browser.new_context(viewport={"width": 1360, "height": 900})
         self.page = self.context.new_page()
-        self.page.set_default_timeout(20_000)
+        self.page.set_default_timeout(60_000)  # a loaded 2-core machine is slow
         self.dialogs: list[str] = []
         self.errors: list[str] = []
         self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
@@ -190,7 +190,12 @@ class Tab:
         self.page.wait_for_selector("#view > *")
         return self.page
 
+    def clear(self) -> None:
+        """Empty the view, so that waiting for a selector waits for the next answer."""
+        self.page.evaluate("document.getElementById('view').replaceChildren()")
+
     def go(self, route: str, ready: str) -> Any:
+        self.clear()
         self.page.evaluate("r => { location.hash = r; }", route)
         self.page.wait_for_selector(ready)
         return self.page
@@ -376,13 +381,16 @@ def test_one_users_key_never_shows_another_users_facts(tab: Tab, live: Live) -> 
     assert page.evaluate("sessionStorage.length") == 0
     tab.open(live.key("acme"))
     page.wait_for_selector("#user-form:not([hidden])")
+    page.wait_for_function("document.querySelectorAll('#user-list option').length >= 2")
     options = page.eval_on_selector_all("#user-list option", "os => os.map(o => o.value)")
     assert {"zoe", "yan"} <= set(options) and "xia" not in options
     page.fill("#user-input", "yan")
+    tab.clear()
     page.click("#user-form button")
     page.wait_for_selector("#memories-page tbody tr[data-id]")
     assert "2222" in tab.view() and "1111" not in tab.view()
     page.fill("#user-input", "xia")  # a user of another tenant: nothing
+    tab.clear()
     page.click("#user-form button")
     page.wait_for_selector("#memories-page")
     assert "3333" not in tab.view() and "Nothing stored matches." in tab.view()

@@ -13,6 +13,7 @@ from ..models import Category, FactPage, HistoryEvent, StoredFact
 from ._html import Html, attrs, date, esc, h, join, route
 
 __all__ = [
+    "PAGE_SIZE",
     "MemoryFilters",
     "concept_chips",
     "fact_page",
@@ -256,9 +257,10 @@ def fact_page(
     if fact is None:
         return h(
             '<section class="page" id="fact-page"><h2>Deleted fact</h2>{flash}'
-            '<p class="muted">This fact is no longer stored; its history is kept.</p>'
+            '<p class="muted">Fact <code>{fid}</code> is no longer stored; its history is kept.</p>'
             "<h3>History</h3>{timeline}</section>",
             flash=flash or Html(""),
+            fid=fact_id,
             timeline=timeline,
         )
     meta = json.dumps(fact.metadata, ensure_ascii=False, indent=1, default=str) if fact.metadata else ""
