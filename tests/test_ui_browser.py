@@ -440,6 +440,7 @@ def test_pending_retry_and_forget(tab: Tab, live: Live) -> None:
     with live.api(key) as c:
         assert len(c.get("/v1/memories").json()) > 0
     page.fill("#forget-page input[name=confirm]", "wes")
+    assert page.locator("#forget-page .notice.error").count() == 0  # typing again clears it
     tab.shot("forget")
     page.click("#forget-page button.danger")
     page.wait_for_selector("#memories-page .notice")

@@ -284,6 +284,13 @@
     }
   });
 
+  document.addEventListener("input", function (ev) {
+    // typing again clears the form's last error
+    const form = ev.target instanceof Element ? ev.target.closest("form") : null;
+    const old = form ? form.querySelector(".notice.error") : null;
+    if (old) old.remove();
+  });
+
   window.addEventListener("hashchange", schedule);
   window.addEventListener("popstate", schedule);
   document.addEventListener("DOMContentLoaded", function () {
