@@ -1,8 +1,13 @@
 """The read methods the memory browser stands on: a user's concept links as a reader sees them
 (``ConceptLinks.describe``), the users of a tenant (``Memory.users``) and a listing's size
-(``FactPage.total``). Each stays inside its scope."""
+(``FactPage.total``). Each stays inside its scope. And the package ships the browser."""
 
 from __future__ import annotations
+
+import fnmatch
+from pathlib import Path
+
+import pytest
 
 from mem_pipeline import Memory
 from mem_pipeline.models import Scope
@@ -53,3 +58,17 @@ def test_users_of_a_tenant_and_the_size_of_a_listing(mem: Memory) -> None:
     rest = mem.page(user_id="dev", tenant="acme", limit=3, cursor=page.next_cursor)
     assert rest.total == 4 and len(rest.facts) == 1 and rest.next_cursor is None
     assert mem.page(user_id="dev", tenant="acme", filters={"concepts": ["retry"]}).total == 3
+
+
+def test_the_package_lists_every_subpackage_and_ships_the_browser_files() -> None:
+    """A built wheel holds what ``pyproject.toml`` lists: every directory of the package with an
+    ``__init__.py`` must be listed (the browser's among them), and its static files matched."""
+    tomllib = pytest.importorskip("tomllib")
+    root = Path(__file__).resolve().parent.parent
+    conf = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    found = {".".join(p.parent.relative_to(root).parts) for p in (root / "mem_pipeline").rglob("__init__.py")}
+    assert found <= set(conf["packages"]), sorted(found - set(conf["packages"]))
+    patterns = conf["package-data"]["mem_pipeline.ui"]
+    static = root / "mem_pipeline" / "ui" / "static"
+    for name in ("index.html", "app.js", "app.css", "favicon.svg"):
+        assert (static / name).is_file() and any(fnmatch.fnmatch(f"static/{name}", p) for p in patterns)
