@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from itertools import combinations
 from typing import Any
@@ -15,7 +16,22 @@ import numpy as np
 from .concepts import LinkStats, followable, link_strength, pair_deltas, pair_key, point_id, query_grams
 from .models import Scope
 
-__all__ = ["ConceptLinks"]
+__all__ = ["ConceptLinks", "LinkView"]
+
+
+@dataclass(frozen=True)
+class LinkView:
+    """One concept link of a user as a reader sees it (:meth:`ConceptLinks.describe`): how often
+    the two concepts met (``count``), the feedback it received (``feedback``, in [-1, 1]), its
+    strength now, and whether a search would follow it."""
+
+    a: str
+    b: str
+    count: float
+    feedback: float
+    strength: float
+    followable: bool
+    last_seen: datetime
 
 
 class ConceptLinks:
@@ -335,6 +351,41 @@ class ConceptLinks:
         """The user's concept names and their fact counts (cached with the vocabulary)."""
         self._vocabulary(scope)
         return self._counts[self._ukey(scope)]
+
+    def describe(self, scope: Scope, now: datetime) -> tuple[dict[str, float], list[LinkView]]:
+        """The user's concepts (name -> count of current facts) and every link between them, as
+        strength, feedback and followability stand at ``now``, strongest first: what a person
+        looks at (the memory browser draws it). Read-only."""
+        counts = dict(self._concept_counts(scope))
+        seen: dict[int, dict[str, Any]] = {}
+        for row in self._adjacent(scope).values():
+            for p in row.values():
+                seen[id(p)] = p
+        out = []
+        for p in seen.values():
+            a, b = str(p["a"]), str(p["b"])
+            last = float(p.get("last_ts", 0.0))
+            stats = LinkStats(
+                n_ab=float(p.get("count", 0.0)),
+                n_a=counts.get(a, 0.0),
+                n_b=counts.get(b, 0.0),
+                age_days=max(0.0, (now.timestamp() - last) / 86_400.0),
+                feedback=float(p.get("fb", 0.0)),
+            )
+            s = link_strength(stats, half_life_days=self.half_life_days)
+            out.append(
+                LinkView(
+                    a=a,
+                    b=b,
+                    count=stats.n_ab,
+                    feedback=stats.feedback,
+                    strength=s,
+                    followable=followable(stats, s, floor=self.floor, min_count=self.min_count),
+                    last_seen=datetime.fromtimestamp(last, tz=now.tzinfo),
+                )
+            )
+        out.sort(key=lambda v: (-v.strength, v.a, v.b))
+        return counts, out
 
     def neighbours(
         self, scope: Scope, concepts: Sequence[str], now: datetime

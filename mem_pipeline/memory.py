@@ -426,7 +426,18 @@ class Memory:
             by_id = {f.id: f for f in self.store.get_facts(scope, [fid for _, fid in chosen])}
         facts = [by_id[fid] for _, fid in chosen if fid in by_id]
         more = start + limit < len(keys)
-        return FactPage(facts=facts, next_cursor=check.encode_cursor(chosen[-1]) if more and chosen else None)
+        return FactPage(
+            facts=facts,
+            next_cursor=check.encode_cursor(chosen[-1]) if more and chosen else None,
+            total=len(keys),
+        )
+
+    def users(self, *, tenant: str = "default", limit: int = 1000) -> list[str]:
+        """The user ids of ``tenant`` that have facts or turns, most facts first (at most
+        ``limit``): what an operator with a tenant-wide key picks a user from."""
+        scope = Scope.of("-", tenant)  # validates the tenant
+        with self.parts.lock:
+            return self.store.user_ids(scope.tenant, limit=check.check_limit(limit))
 
     def history(self, id: str, *, user_id: str, tenant: str = "default") -> list[HistoryEvent]:
         """Every change to a fact, oldest first (kept after ``delete``; removed by ``forget``)."""

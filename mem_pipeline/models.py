@@ -217,6 +217,8 @@ class FactPage(BaseModel):
 
     facts: list[StoredFact]
     next_cursor: str | None = None
+    #: how many facts the whole listing holds (every page, with the same filters)
+    total: int | None = None
 
 
 class AddEvent(BaseModel):

@@ -179,11 +179,13 @@ def create_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     title: str = "mem_pipeline",
     docs: bool = False,
+    ui: bool = True,
 ) -> FastAPI:
     """The HTTP API over ``memory``, authenticated by ``keys``. The caller owns ``memory``.
 
     ``docs``: serve Swagger UI at ``/docs`` (its scripts load from a CDN, so it is off unless
-    asked for); the OpenAPI schema is always at ``/openapi.json``."""
+    asked for); the OpenAPI schema is always at ``/openapi.json``. ``ui``: serve the memory
+    browser at ``/ui`` (:mod:`mem_pipeline.ui`), on the same keys."""
     app = FastAPI(
         title=title,
         version="1",
@@ -193,7 +195,7 @@ def create_app(
         "(`mem-pipeline keys create --tenant T --user U`).",
     )
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
-    app.add_middleware(RequestGuard, keys=keys)  # added last: runs first
+    app.add_middleware(RequestGuard, keys=keys, protected=("/v1/", "/ui/api/"))
     bearer = HTTPBearer(auto_error=False, description="an API key from `mem-pipeline keys create`")
 
     @app.exception_handler(MemPipelineError)
@@ -262,6 +264,11 @@ def create_app(
         return Scope.of(user_id, key.tenant)
 
     Who = Annotated[Scope, Depends(scope)]
+    if ui:
+        from .ui import mount_ui
+
+        # the browser's security headers wrap the guard, so its refusals carry them too
+        mount_ui(app, memory, Who, Annotated[ApiKey, Depends(principal)])
     FactId = Annotated[str, Path(description="a fact id (UUID)")]
 
     @app.get("/health", tags=["service"])
