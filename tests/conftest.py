@@ -11,7 +11,14 @@ from mem_pipeline import LocalEmbedder, Memory, MemoryConfig
 from mem_pipeline import store as store_module
 
 # Tests never use a key or an endpoint from the environment.
-for _var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "QDRANT_URL", "MEM_PIPELINE_PATH", "MEM_PIPELINE_ENGINE"):
+for _var in (
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "MEM_PIPELINE_LLM",
+    "QDRANT_URL",
+    "MEM_PIPELINE_PATH",
+    "MEM_PIPELINE_ENGINE",
+):
     os.environ.pop(_var, None)
 
 

@@ -54,6 +54,7 @@ def llm_memory(embedder, clock, record_mode, request):  # type: ignore[no-untype
     )
     cfg = MemoryConfig(
         path=":memory:",
+        llm="openai",
         llm_base_url=LLM_URL,
         llm_api_key=LLM_KEY,
         llm_model=LLM_MODEL,
