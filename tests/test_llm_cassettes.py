@@ -21,7 +21,7 @@ import vcr
 
 from mem_pipeline import Memory, MemoryConfig
 from mem_pipeline.models import Message
-from mem_pipeline.write.ground import ground, grounding_sources
+from mem_pipeline.write.ground import fact_sources, ground
 
 pytestmark = pytest.mark.llm
 
@@ -83,7 +83,7 @@ def test_extracts_user_facts_not_assistant_suggestions(llm_memory) -> None:
     assert stored, "the model extracted nothing from two clear facts"
     assert all(f.origin == "llm" for f in stored)
     assert not any("sushi" in f.text.lower() for f in stored)
-    _assert_grounded(llm_memory, "u", grounding_sources([Message(**m) for m in msgs]))
+    _assert_grounded(llm_memory, "u", fact_sources([Message(**m) for m in msgs], range(len(msgs))))
     for f in stored:
         assert f.concepts == [c.lower() for c in f.concepts]
 
