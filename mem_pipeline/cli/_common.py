@@ -16,6 +16,8 @@ from ..models import Scope, StoredFact
 
 __all__ = [
     "emit_json",
+    "err",
+    "fact_lines",
     "find_id",
     "open_memory",
     "say",
