@@ -562,7 +562,7 @@ def _config(extractor: str, path: str) -> Any:
         raise SystemExit("--extractor llm needs OPENAI_BASE_URL and/or OPENAI_API_KEY")
     model = os.environ.get("MEM_PIPELINE_LLM_MODEL")
     extra = {"llm_model": model} if model else {}  # else the library's default model
-    return MemoryConfig(path=path, llm_base_url=base_url, llm_api_key=key, **extra)
+    return MemoryConfig(path=path, llm="openai", llm_base_url=base_url, llm_api_key=key, **extra)
 
 
 def run(scenarios: Sequence[Mapping[str, Any]], extractor: str = "offline") -> dict[str, Any]:

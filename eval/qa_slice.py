@@ -448,7 +448,7 @@ def plot(out: dict[str, Any], path: Path) -> None:
 def llm_from_env(args: argparse.Namespace) -> LLMClient | None:
     """The answering LLM from the environment (``MemoryConfig.from_env``), or None."""
     cfg = MemoryConfig.from_env()
-    if args.no_llm or not cfg.llm_configured:
+    if args.no_llm or not cfg.llm_endpoint_set:
         return None
     if args.model:
         cfg = cfg.model_copy(update={"llm_model": args.model})

@@ -4,7 +4,7 @@ Offline by default (embedded Qdrant, a local ONNX embedder), explainable recall,
 every change. Start with :class:`Memory`.
 """
 
-from .chat import Answer, MemoryChat, answer_question, with_memory
+from .chat import ChatReply, MemoryChat, answer_question, with_memory
 from .config import MemoryConfig
 from .embed import Embedder, LocalEmbedder, OpenAIEmbedder
 from .errors import (
@@ -21,6 +21,7 @@ from .errors import (
     StoreError,
     StoreLockedError,
 )
+from .llm import LLMClient
 from .memory import Memory
 from .models import AddEvent, AddResult, Category, HistoryEvent, Message, Scope, StoredFact
 from .recall import Hit, Recall
@@ -30,8 +31,8 @@ __version__ = "0.1.0"
 __all__ = [
     "AddEvent",
     "AddResult",
-    "Answer",
     "Category",
+    "ChatReply",
     "ConfigError",
     "Embedder",
     "EmbedderError",
@@ -40,6 +41,7 @@ __all__ = [
     "HistoryEvent",
     "Hit",
     "InvalidInputError",
+    "LLMClient",
     "LLMError",
     "LLMRetryError",
     "LocalEmbedder",

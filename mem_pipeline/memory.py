@@ -130,7 +130,11 @@ class Memory:
         if not config.url and config.path != ":memory:":
             # an embedded store is this process's alone (file lock): nothing else is writing, so
             # a write left unfinished is one a crash interrupted
-            self.recover()
+            try:
+                self.recover()
+            except BaseException:
+                self.close()  # a Memory that failed to open holds nothing
+                raise
 
     @property
     def config(self) -> MemoryConfig:
@@ -144,11 +148,7 @@ class Memory:
 
     @staticmethod
     def _open_store(config: MemoryConfig, embedder: Embedder) -> QdrantStore:
-        path = None
-        if not config.url:
-            path = config.path or str(default_data_path())
-            if path != ":memory:":
-                Path(path).mkdir(parents=True, exist_ok=True, mode=0o700)
+        path = None if config.url else config.path or str(default_data_path())
         return QdrantStore.open(
             path=path,
             url=config.url,
@@ -284,7 +284,8 @@ class Memory:
             if not isinstance(recall_or_ids, Iterable) or isinstance(recall_or_ids, (bytes, Mapping)):
                 raise InvalidInputError("feedback takes a Recall or a list of fact ids")
             ids = [check.check_id(i) for i in recall_or_ids]
-            qc = list(self.parts.links.match_query(scope, check.check_text(query, "query"))) if query else []
+            q = check.check_query(query, self.config) if query else None
+            qc = list(self.parts.links.match_query(scope, q)) if q else []
         return _feedback(self.parts, scope, ids, qc, amount)
 
     # -- pending turns ------------------------------------------------------------------------
@@ -344,7 +345,7 @@ class Memory:
         a hit's place. A search does not strengthen what it finds; ``reinforce=True`` says the
         caller will use the hits (so does helpful ``feedback``)."""
         scope = Scope.of(user_id, tenant, agent_id, run_id)
-        text = check.check_text(query, "query")
+        text = check.check_query(query, self.config)
         at = self.now() if now is None else check.as_datetime(now, "now")
         return self._reader.search(
             scope,

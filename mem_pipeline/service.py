@@ -109,35 +109,28 @@ class UpdateIn(_Strict):
 
 
 class FactOut(BaseModel):
+    """A fact or turn: the fields of ``StoredFact.brief()``, as the CLI and MCP server give them."""
+
     id: str
+    kind: Literal["fact", "turn"]
     text: str
     category: str
     concepts: list[str]
     metadata: dict[str, Any]
     created_at: datetime
     updated_at: datetime
+    valid_from: datetime
+    invalid_at: datetime | None
+    is_valid: bool = Field(description="false once superseded (see `superseded_by`)")
+    superseded_by: str | None
     confirmations: int
     recalls: int
     valence: float
-    valid: bool
-    superseded_by: str | None
+    sources: list[str] = Field(description="a fact's turns (ids); empty for a turn")
 
     @classmethod
     def of(cls, f: StoredFact) -> "FactOut":
-        return cls(
-            id=f.id,
-            text=f.text,
-            category=f.category.value,
-            concepts=f.concepts,
-            metadata=f.metadata,
-            created_at=f.created_at,
-            updated_at=f.updated_at,
-            confirmations=f.confirmations,
-            recalls=f.recalls,
-            valence=f.valence,
-            valid=f.is_valid,
-            superseded_by=f.superseded_by,
-        )
+        return cls.model_validate(f.brief())
 
 
 class SearchOut(BaseModel):

@@ -68,6 +68,7 @@ def _open(cassette: Path, record_mode: str, embedder, clock, hashed: bool = Fals
     )
     config = MemoryConfig(
         path=":memory:",
+        llm="openai",
         llm_base_url=LLM_URL,
         llm_api_key=LLM_KEY,
         llm_model=LLM_MODEL,
