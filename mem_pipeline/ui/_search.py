@@ -113,7 +113,7 @@ def _hit(rank: int, hit: Hit, query: str) -> Html:
         kind=hit.kind,
         category=hit.category.value,
         date=date(hit.created_at, time=False),
-        invalid=Html("") if hit.valid else Html(' <span class="tag invalid">superseded</span>'),
+        invalid=Html("") if hit.is_valid else Html(' <span class="tag invalid">superseded</span>'),
         folded=folded,
         href=route("fact", hit.id),
         text=hit.text,
