@@ -30,20 +30,32 @@ from tqdm import tqdm
 
 from mem_pipeline import LocalEmbedder, Memory, MemoryConfig
 
-ADJ = ("amber azure brisk cobalt dusky ember fallow gilded hazel indigo jade kestrel lunar "
-       "maple nimbus onyx pewter quartz russet sable tawny umber velvet willow xenon yarrow "
-       "zephyr arctic basalt cedar").split()
-NOUN = ("falcon harbor lantern meadow orchard pylon quarry ridge summit tundra valley beacon "
-        "canyon delta estuary fjord glacier heath island jetty knoll lagoon marsh ").split()
+ADJ = (
+    "amber azure brisk cobalt dusky ember fallow gilded hazel indigo jade kestrel lunar "
+    "maple nimbus onyx pewter quartz russet sable tawny umber velvet willow xenon yarrow "
+    "zephyr arctic basalt cedar"
+).split()
+NOUN = (
+    "falcon harbor lantern meadow orchard pylon quarry ridge summit tundra valley beacon "
+    "canyon delta estuary fjord glacier heath island jetty knoll lagoon marsh "
+).split()
 FILL_A = "budget roadmap hiring offsite invoice audit payroll survey newsletter onboarding".split()
 FILL_B = "review sync retro kickoff demo planning handover training workshop checkin".split()
 
-XY = ["The {x} rollout depends on {y} being ready.", "We paired {x} with {y} for the launch.",
-      "{X} only works when {y} is configured first.", "The {x} team asked for {y} access again.",
-      "Testing {x} showed it needs {y}."]
-YZ = ["{Y} kept failing until we tuned {z}.", "For {y}, the fix was {z}.",
-      "{Y} is stable now thanks to {z}.", "We replaced the {y} settings with {z}.",
-      "{Y} problems were traced back to {z}."]
+XY = [
+    "The {x} rollout depends on {y} being ready.",
+    "We paired {x} with {y} for the launch.",
+    "{X} only works when {y} is configured first.",
+    "The {x} team asked for {y} access again.",
+    "Testing {x} showed it needs {y}.",
+]
+YZ = [
+    "{Y} kept failing until we tuned {z}.",
+    "For {y}, the fix was {z}.",
+    "{Y} is stable now thanks to {z}.",
+    "We replaced the {y} settings with {z}.",
+    "{Y} problems were traced back to {z}.",
+]
 Q1 = "What do we know about {x}?"
 Q2 = "Any notes on {x}?"
 
@@ -68,21 +80,27 @@ def build(m: Memory, users: int, distractors: int, chains: int, seed: int) -> li
             for i in range(distractors):
                 a, b = rng.choice(FILL_A), rng.choice(FILL_B)
                 concepts = [a, f"{b} {i % 50}"] + (["status"] if i % 20 == 0 else [])
-                m.add(f"Note {i}: the {a} {b} moved to slot {rng.randint(1, 99)}.", user_id=user,
-                      infer=False, concepts=concepts)
+                m.add(
+                    f"Note {i}: the {a} {b} moved to slot {rng.randint(1, 99)}.",
+                    user_id=user,
+                    infer=False,
+                    concepts=concepts,
+                )
                 bar.update()
             for c in range(chains):
                 x, y, z = _names(rng, used)
                 ids = []
                 for t in rng.sample(XY, 2):
-                    ids += m.add(t.format(x=x, y=y, X=x.capitalize()), user_id=user, infer=False,
-                                 concepts=[x, y]).ids
+                    ids += m.add(
+                        t.format(x=x, y=y, X=x.capitalize()), user_id=user, infer=False, concepts=[x, y]
+                    ).ids
                     bar.update()
                 zt = rng.choice(YZ).format(y=y, z=z, Y=y.capitalize())
                 (zid,) = m.add(zt, user_id=user, infer=False, concepts=[y, z]).ids
                 bar.update()
-                out.append({"user": user, "x": x, "y": y, "z": z, "z_id": zid, "xy_ids": ids,
-                            "feedback": c % 2 == 0})
+                out.append(
+                    {"user": user, "x": x, "y": y, "z": z, "z_id": zid, "xy_ids": ids, "feedback": c % 2 == 0}
+                )
     return out
 
 
@@ -91,8 +109,7 @@ def measure(m: Memory, chains: list[dict[str, Any]], template: str, expand: bool
     ms = []
     for ch in chains:
         t = time.perf_counter()
-        r = m.search(template.format(x=ch["x"]), user_id=ch["user"], limit=k, expand=expand,
-                     reinforce=False)
+        r = m.search(template.format(x=ch["x"]), user_id=ch["user"], limit=k, expand=expand, reinforce=False)
         ms.append((time.perf_counter() - t) * 1000)
         ids = [h.id for h in r.hits]
         found += ch["z_id"] in ids
@@ -104,11 +121,14 @@ def measure(m: Memory, chains: list[dict[str, Any]], template: str, expand: bool
                 unrelated += h.id not in chain_ids
                 hub += h.text.startswith("Note ")
     n = len(chains)
-    return {"z_recall": round(found / n, 3),
-            "association_precision": round(assoc_right / assoc_total, 3) if assoc_total else None,
-            "unrelated_association_hits_per_query": round(unrelated / n, 3),
-            "hub_leaks": hub, "queries": n,
-            "search_ms_p50": round(statistics.median(ms), 2)}
+    return {
+        "z_recall": round(found / n, 3),
+        "association_precision": round(assoc_right / assoc_total, 3) if assoc_total else None,
+        "unrelated_association_hits_per_query": round(unrelated / n, 3),
+        "hub_leaks": hub,
+        "queries": n,
+        "search_ms_p50": round(statistics.median(ms), 2),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -131,16 +151,21 @@ def main(argv: list[str] | None = None) -> int:
     held = [c for c in chains if not c["feedback"]]
     res["before_feedback_heldout_wording"] = {
         "feedback_chains": measure(m, fb, Q2, True, args.k),
-        "other_chains": measure(m, held, Q2, True, args.k)}
+        "other_chains": measure(m, held, Q2, True, args.k),
+    }
     for c in fb:  # the Z note helped for the first wording
         m.feedback([c["z_id"]], True, user_id=c["user"], query=Q1.format(x=c["x"]))
     res["after_feedback_heldout_wording"] = {
         "feedback_chains": measure(m, fb, Q2, True, args.k),
-        "other_chains": measure(m, held, Q2, True, args.k)}
+        "other_chains": measure(m, held, Q2, True, args.k),
+    }
     # the Z note is now one hop from X: check the direct link exists for feedback chains
     r = m.search(Q2.format(x=fb[0]["x"]), user_id=fb[0]["user"], limit=args.k, reinforce=False)
-    res["example_after_feedback"] = {"query": r.query, "expanded": r.expanded_concepts,
-                                     "paths": [h.via.path for h in r.hits if h.via]}
+    res["example_after_feedback"] = {
+        "query": r.query,
+        "expanded": r.expanded_concepts,
+        "paths": [h.via.path for h in r.hits if h.via],
+    }
     print(json.dumps(res, indent=1))
     if args.json:
         Path(args.json).write_text(json.dumps(res, indent=1))

@@ -78,18 +78,22 @@ KS = (5, 10, 20)
 LIMIT = 20
 MEM0_VERSION = "2.2.1"
 MEM0_DEFAULT_THRESHOLD = 0.1  # mem0.Memory.search(threshold=0.1): semantic score below it is dropped
-MISSING_MEM0 = (f"mem0ai is not installed: pip install -e '.[compare]' (mem0ai=={MEM0_VERSION}), "
-                "then run this again")
+MISSING_MEM0 = (
+    f"mem0ai is not installed: pip install -e '.[compare]' (mem0ai=={MEM0_VERSION}), then run this again"
+)
 # the adapter's openai client must never be used; if it were, it would fail here at once
 _NOWHERE = "http://127.0.0.1:9/v1"
 _WARM_UP_USER = "warm-up"
-_WARM_UP_TURNS = ("I moved to a new flat near the river last spring.",
-                  "We adopted a dog called Biscuit; he loves long walks.",
-                  "My sister is starting a pottery class next week.")
+_WARM_UP_TURNS = (
+    "I moved to a new flat near the river last spring.",
+    "We adopted a dog called Biscuit; he loves long walks.",
+    "My sister is starting a pottery class next week.",
+)
 _WARM_UP_QUERIES = ("Where did they move?", "What is the dog's name?", "Who takes a pottery class?")
 
 
 # --- pure helpers (tested without mem0) -------------------------------------------------------
+
 
 def first_order(i: int) -> tuple[str, str]:
     """Which system goes first for the i-th turn or question: mem0 on even i, ours on odd i."""
@@ -99,8 +103,11 @@ def first_order(i: int) -> tuple[str, str]:
 def mem0_ranked(results: Sequence[Mapping[str, Any]], threshold: float = 0.0) -> list[str]:
     """The ``dia_id`` of each of mem0's search results, best first, dropping those whose score is
     below ``threshold`` (semantic only, a result's score is its cosine)."""
-    return [str((r.get("metadata") or {}).get("dia_id", "")) for r in results
-            if float(r.get("score") or 0.0) >= threshold]
+    return [
+        str((r.get("metadata") or {}).get("dia_id", ""))
+        for r in results
+        if float(r.get("score") or 0.0) >= threshold
+    ]
 
 
 def latency(ms: Sequence[float]) -> dict[str, float | int | None]:
@@ -108,8 +115,12 @@ def latency(ms: Sequence[float]) -> dict[str, float | int | None]:
     s = sorted(ms)
     if not s:
         return {"p50": None, "p95": None, "mean": None, "n": 0}
-    return {"p50": round(_pct(s, 50), 2), "p95": round(_pct(s, 95), 2),
-            "mean": round(sum(s) / len(s), 2), "n": len(s)}
+    return {
+        "p50": round(_pct(s, 50), 2),
+        "p95": round(_pct(s, 95), 2),
+        "mean": round(sum(s) / len(s), 2),
+        "n": len(s),
+    }
 
 
 def ratio(ours: float | None, theirs: float | None) -> float | None:
@@ -131,9 +142,15 @@ def ratios(ours: Mapping[str, Any], theirs: Mapping[str, Any]) -> dict[str, floa
 def system_summary(scores: Scores, search_ms: Sequence[float], add_ms: Sequence[float]) -> dict[str, Any]:
     """Recall (overall, by category, by conversation) and the timings of one system."""
     s = scores.summary()
-    return {"recall": s["recall"], "mrr": s["mrr"], "by_category": s["by_category"],
-            "by_conversation": s["by_conversation"], "questions": s["questions"],
-            "search_ms": latency(search_ms), "add_ms": latency(add_ms)}
+    return {
+        "recall": s["recall"],
+        "mrr": s["mrr"],
+        "by_category": s["by_category"],
+        "by_conversation": s["by_conversation"],
+        "questions": s["questions"],
+        "search_ms": latency(search_ms),
+        "add_ms": latency(add_ms),
+    }
 
 
 def _f(x: float | None, fmt: str = ".3f") -> str:
@@ -144,42 +161,54 @@ def table(out: Mapping[str, Any]) -> str:
     """The Markdown tables of a run: the systems and their ratios, then R@10 by category."""
     ours, theirs, raw = out["systems"]["ours"], out["systems"]["mem0"], out["systems"]["mem0_no_threshold"]
     ks = list(theirs["recall"])
-    head = ("| system | " + " | ".join(ks)
-            + " | search p50 ms | search p95 ms | add p50 ms/turn |")
+    head = "| system | " + " | ".join(ks) + " | search p50 ms | search p95 ms | add p50 ms/turn |"
     lines = [head, "|---|" + "---|" * (len(ks) + 3)]
 
     def row(name: str, blk: Mapping[str, Any], times: bool = True) -> str:
         cells = [_f(blk["recall"].get(k)) for k in ks]
         if times:
-            cells += [_f(blk["search_ms"]["p50"], ".1f"), _f(blk["search_ms"]["p95"], ".1f"),
-                      _f(blk["add_ms"]["p50"], ".1f")]
+            cells += [
+                _f(blk["search_ms"]["p50"], ".1f"),
+                _f(blk["search_ms"]["p95"], ".1f"),
+                _f(blk["add_ms"]["p50"], ".1f"),
+            ]
         else:
             cells += ["(same calls)"] * 3
         return f"| {name} | " + " | ".join(cells) + " |"
 
     v = out.get("versions", {})
     given = ", given 'Speaker: text'" if out.get("mem0_speaker_in_text") else ""
-    lines.append(row(f"mem0ai {v.get('mem0ai', '')} (default threshold {MEM0_DEFAULT_THRESHOLD}{given})",
-                     theirs))
+    lines.append(
+        row(f"mem0ai {v.get('mem0ai', '')} (default threshold {MEM0_DEFAULT_THRESHOLD}{given})", theirs)
+    )
     lines.append(row("mem0ai, threshold 0", raw, times=False))
     lines.append(row("mem_pipeline", ours))
     r = out["ratios"]
-    lines.append("| **ours / mem0** | " + " | ".join(f"**{_f(r.get(k), '.2f')}**" for k in ks)
-                 + f" | **{_f(r['search_p50'], '.2f')}** | **{_f(r['search_p95'], '.2f')}**"
-                 + f" | **{_f(r['add_p50'], '.2f')}** |")
+    lines.append(
+        "| **ours / mem0** | "
+        + " | ".join(f"**{_f(r.get(k), '.2f')}**" for k in ks)
+        + f" | **{_f(r['search_p50'], '.2f')}** | **{_f(r['search_p95'], '.2f')}**"
+        + f" | **{_f(r['add_p50'], '.2f')}** |"
+    )
     lines += ["", "| category | n | mem0 R@10 | mem_pipeline R@10 |", "|---|---|---|---|"]
     for cat, blk in ours["by_category"].items():
         name = CATEGORY_NAMES.get(int(cat), cat)
-        lines.append(f"| {cat} {name} | {blk['n']} | {_f(theirs['by_category'][cat].get('R@10'))} | "
-                     f"{_f(blk.get('R@10'))} |")
+        lines.append(
+            f"| {cat} {name} | {blk['n']} | {_f(theirs['by_category'][cat].get('R@10'))} | "
+            f"{_f(blk.get('R@10'))} |"
+        )
     c = out["counts"]
-    lines += ["", f"{c['turns']} turns, {c['questions']} questions, conversations "
-              f"{', '.join(out['conversations'])}; {out['elapsed_s']:.0f} s. Ratios above 1 mean "
-              "more recall or more time for mem_pipeline."]
+    lines += [
+        "",
+        f"{c['turns']} turns, {c['questions']} questions, conversations "
+        f"{', '.join(out['conversations'])}; {out['elapsed_s']:.0f} s. Ratios above 1 mean "
+        "more recall or more time for mem_pipeline.",
+    ]
     return "\n".join(lines)
 
 
 # --- the two systems --------------------------------------------------------------------------
+
 
 def import_mem0(home: Path) -> Any:
     """Import mem0 offline (telemetry off, its home under ``home``); exit with one line if absent."""
@@ -191,8 +220,10 @@ def import_mem0(home: Path) -> Any:
     except ImportError:
         sys.exit(MISSING_MEM0)
     if mem0.__version__ != MEM0_VERSION:
-        print(f"note: mem0ai {mem0.__version__} installed, this comparison was written for "
-              f"{MEM0_VERSION}", file=sys.stderr)
+        print(
+            f"note: mem0ai {mem0.__version__} installed, this comparison was written for {MEM0_VERSION}",
+            file=sys.stderr,
+        )
     return mem0
 
 
@@ -215,20 +246,31 @@ def mem0_embedder(embedder: LocalEmbedder) -> Any:
             rows: list[list[float]] = embedder.embed_batch(texts).tolist()
             return rows
 
-    return SharedEmbedder(BaseEmbedderConfig(model=embedder.model_id,
-                                             embedding_dims=embedder.dimensions))
+    return SharedEmbedder(BaseEmbedderConfig(model=embedder.model_id, embedding_dims=embedder.dimensions))
 
 
 def build_mem0(root: Path, embedder: LocalEmbedder) -> Any:
     from mem0 import Memory as Mem0Memory
 
     config = {
-        "vector_store": {"provider": "qdrant", "config": {
-            "collection_name": "mem0", "embedding_model_dims": embedder.dimensions,
-            "path": str(root / "qdrant"), "on_disk": True}},
+        "vector_store": {
+            "provider": "qdrant",
+            "config": {
+                "collection_name": "mem0",
+                "embedding_model_dims": embedder.dimensions,
+                "path": str(root / "qdrant"),
+                "on_disk": True,
+            },
+        },
         # required by mem0's constructor; replaced (embedder) or never called (LLM, infer=False)
-        "embedder": {"provider": "openai", "config": {
-            "api_key": "unused", "openai_base_url": _NOWHERE, "embedding_dims": embedder.dimensions}},
+        "embedder": {
+            "provider": "openai",
+            "config": {
+                "api_key": "unused",
+                "openai_base_url": _NOWHERE,
+                "embedding_dims": embedder.dimensions,
+            },
+        },
         "llm": {"provider": "openai", "config": {"api_key": "unused", "openai_base_url": _NOWHERE}},
         "history_db_path": str(root / "history.db"),
     }
@@ -260,25 +302,36 @@ class Systems:
                 msg = [{**msg[0], "content": mem0_content(turn)}]
             _, ms = timed(lambda: self.theirs.add(msg, user_id=user, infer=False, metadata=meta))
         else:
-            _, ms = timed(lambda: self.ours.add(msg, user_id=user, infer=False, metadata=meta,
-                                                timestamp=turn.when))
+            _, ms = timed(
+                lambda: self.ours.add(msg, user_id=user, infer=False, metadata=meta, timestamp=turn.when)
+            )
         return ms
 
     def search(self, system: str, conv: Conversation, question: str) -> tuple[Any, float]:
         if system == "mem0":
-            return timed(lambda: self.theirs.search(
-                question, top_k=LIMIT, filters={"user_id": conv.sample_id}, threshold=0.0)["results"])
+            return timed(
+                lambda: self.theirs.search(
+                    question, top_k=LIMIT, filters={"user_id": conv.sample_id}, threshold=0.0
+                )["results"]
+            )
         now = conv.last_time + timedelta(days=1)
-        return timed(lambda: self.ours.search(question, user_id=conv.sample_id, limit=LIMIT, now=now,
-                                              reinforce=False))
+        return timed(
+            lambda: self.ours.search(question, user_id=conv.sample_id, limit=LIMIT, now=now, reinforce=False)
+        )
 
     def warm_up(self) -> None:
         from datetime import datetime, timezone
 
         when = datetime(2023, 1, 1, tzinfo=timezone.utc)
-        warm = Conversation(_WARM_UP_USER, ("A", "B"), [
-            Turn(f"D1:{i + 1}", "A", text, 1, when + timedelta(seconds=i))
-            for i, text in enumerate(_WARM_UP_TURNS)], [])
+        warm = Conversation(
+            _WARM_UP_USER,
+            ("A", "B"),
+            [
+                Turn(f"D1:{i + 1}", "A", text, 1, when + timedelta(seconds=i))
+                for i, text in enumerate(_WARM_UP_TURNS)
+            ],
+            [],
+        )
         for i, turn in enumerate(warm.turns):
             for system in first_order(i):
                 self.add(system, _WARM_UP_USER, turn)
@@ -288,6 +341,7 @@ class Systems:
 
 
 # --- the run ----------------------------------------------------------------------------------
+
 
 def _version(dist: str) -> str | None:
     try:
@@ -299,10 +353,16 @@ def _version(dist: str) -> str | None:
 def _git_commit() -> str | None:
     repo = Path(__file__).resolve().parent.parent
     try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True,
-                              check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=repo,
-                               capture_output=True, text=True, check=True).stdout.strip()
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return None
     return head + ("-dirty" if dirty else "")
@@ -311,8 +371,10 @@ def _git_commit() -> str | None:
 def disk_usage(path: Path) -> dict[str, int]:
     """Bytes under ``path``: the files' sizes and what is allocated for them (sparse files differ)."""
     files = [p.stat() for p in path.rglob("*") if p.is_file()]
-    return {"apparent": sum(st.st_size for st in files),
-            "allocated": sum(getattr(st, "st_blocks", 0) * 512 for st in files)}
+    return {
+        "apparent": sum(st.st_size for st in files),
+        "allocated": sum(getattr(st, "st_blocks", 0) * 512 for st in files),
+    }
 
 
 def run(args: argparse.Namespace, argv: Sequence[str]) -> dict[str, Any]:
@@ -325,7 +387,8 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> dict[str, Any]:
         sys.exit(f"conversations not in {args.path}: {', '.join(missing)}")
     conversations = [convs[c] for c in wanted]
     questions: dict[str, list[Question]] = {
-        c.sample_id: c.questions[: args.questions or None] for c in conversations}
+        c.sample_id: c.questions[: args.questions or None] for c in conversations
+    }
     n_turns = sum(len(c.turns) for c in conversations)
     n_q = sum(len(q) for q in questions.values())
 
@@ -344,14 +407,17 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> dict[str, Any]:
         systems = Systems(ours, theirs, mem0_speaker_in_text=args.mem0_speaker_in_text)
         systems.warm_up()
         if not mem0_semantic_only(theirs):
-            sys.exit("mem0 has BM25 or entity extraction on (fastembed or spaCy installed): this "
-                     "comparison runs it semantic only; use a venv without them")
+            sys.exit(
+                "mem0 has BM25 or entity extraction on (fastembed or spaCy installed): this "
+                "comparison runs it semantic only; use a venv without them"
+            )
 
         add_ms: dict[str, list[float]] = {"mem0": [], "ours": []}
         search_ms: dict[str, list[float]] = {"mem0": [], "ours": []}
         scores = {"mem0": Scores(KS), "mem0_no_threshold": Scores(KS), "ours": Scores(KS)}
-        with tqdm(total=n_turns + n_q, desc="compare_mem0", unit="op", file=sys.stderr,
-                  disable=args.quiet) as bar:
+        with tqdm(
+            total=n_turns + n_q, desc="compare_mem0", unit="op", file=sys.stderr, disable=args.quiet
+        ) as bar:
             i = 0
             for conv in conversations:
                 for turn in conv.turns:
@@ -366,12 +432,14 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> dict[str, Any]:
                         found, ms = systems.search(system, conv, q.question)
                         search_ms[system].append(ms)
                         if system == "mem0":
-                            scores["mem0"].add(q, mem0_ranked(found, MEM0_DEFAULT_THRESHOLD), ms,
-                                               conv.sample_id)
+                            scores["mem0"].add(
+                                q, mem0_ranked(found, MEM0_DEFAULT_THRESHOLD), ms, conv.sample_id
+                            )
                             scores["mem0_no_threshold"].add(q, mem0_ranked(found), ms, conv.sample_id)
                         else:
-                            scores["ours"].add(q, [h.metadata["dia_id"] for h in found.hits], ms,
-                                               conv.sample_id)
+                            scores["ours"].add(
+                                q, [h.metadata["dia_id"] for h in found.hits], ms, conv.sample_id
+                            )
                     i += 1
                     bar.update()
         engine = ours.store.engine
@@ -391,25 +459,42 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> dict[str, Any]:
         "data": str(args.path),
         "mem0_speaker_in_text": args.mem0_speaker_in_text,
         "conversations": wanted,
-        "counts": {"turns": n_turns, "questions": n_q,
-                   "by_conversation": {c.sample_id: {"turns": len(c.turns),
-                                                     "questions": len(questions[c.sample_id])}
-                                       for c in conversations}},
-        "versions": {"mem0ai": _version("mem0ai"), "qdrant-client": _version("qdrant-client"),
-                     "qdrant-edge-py": _version("qdrant-edge-py"), "onnxruntime": _version("onnxruntime"),
-                     "mem_pipeline": _version("mem-pipeline"), "mem_pipeline_commit": commit,
-                     "python": platform.python_version()},
+        "counts": {
+            "turns": n_turns,
+            "questions": n_q,
+            "by_conversation": {
+                c.sample_id: {"turns": len(c.turns), "questions": len(questions[c.sample_id])}
+                for c in conversations
+            },
+        },
+        "versions": {
+            "mem0ai": _version("mem0ai"),
+            "qdrant-client": _version("qdrant-client"),
+            "qdrant-edge-py": _version("qdrant-edge-py"),
+            "onnxruntime": _version("onnxruntime"),
+            "mem_pipeline": _version("mem-pipeline"),
+            "mem_pipeline_commit": commit,
+            "python": platform.python_version(),
+        },
         "setup": {
-            "embedder": embedder.model_id, "dimensions": embedder.dimensions, "limit": LIMIT,
-            "mem0": {"vector_store": "qdrant, qdrant-client embedded local mode on disk (path=, on_disk)",
-                     "search": "semantic only (no BM25, no entity boost), threshold=0.0; default "
-                               f"threshold {MEM0_DEFAULT_THRESHOLD} applied afterwards",
-                     "add": "infer=False, one call per turn, no timestamp (rejected by mem0 OSS)",
-                     "content": "'Speaker: text'" if args.mem0_speaker_in_text
-                                else "the turn's text (speaker as the message's name)"},
-            "mem_pipeline": {"engine": engine, "config": "MemoryConfig(path=...) defaults",
-                             "search": "now = day after the last session, reinforce=False",
-                             "add": "infer=False, one call per turn, timestamp = session date"},
+            "embedder": embedder.model_id,
+            "dimensions": embedder.dimensions,
+            "limit": LIMIT,
+            "mem0": {
+                "vector_store": "qdrant, qdrant-client embedded local mode on disk (path=, on_disk)",
+                "search": "semantic only (no BM25, no entity boost), threshold=0.0; default "
+                f"threshold {MEM0_DEFAULT_THRESHOLD} applied afterwards",
+                "add": "infer=False, one call per turn, no timestamp (rejected by mem0 OSS)",
+                "content": "'Speaker: text'"
+                if args.mem0_speaker_in_text
+                else "the turn's text (speaker as the message's name)",
+            },
+            "mem_pipeline": {
+                "engine": engine,
+                "config": "MemoryConfig(path=...) defaults",
+                "search": "now = day after the last session, reinforce=False",
+                "add": "infer=False, one call per turn, timestamp = session date",
+            },
             "order": "alternating per turn and per question (even: mem0 first)",
             "cpus": os.cpu_count(),
         },
@@ -424,14 +509,21 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("path", help="LoCoMo-format JSON (e.g. ../shared/data/locomo/locomo_dev.json)")
-    ap.add_argument("--conversations", nargs="+", default=list(DEFAULT_CONVERSATIONS),
-                    help="sample ids (default: %(default)s)")
+    ap.add_argument(
+        "--conversations",
+        nargs="+",
+        default=list(DEFAULT_CONVERSATIONS),
+        help="sample ids (default: %(default)s)",
+    )
     ap.add_argument("--questions", type=int, default=0, help="first N questions of each (0: all)")
     ap.add_argument("--json", default=None, help="write all figures here")
     ap.add_argument("--workdir", default=None, help="keep both stores here (an empty or new directory)")
-    ap.add_argument("--mem0-speaker-in-text", action="store_true",
-                    help="give mem0 each turn as 'Speaker: text' (mem0 keeps a message's name as "
-                         "actor_id only, out of the embedded text); mem_pipeline's input is unchanged")
+    ap.add_argument(
+        "--mem0-speaker-in-text",
+        action="store_true",
+        help="give mem0 each turn as 'Speaker: text' (mem0 keeps a message's name as "
+        "actor_id only, out of the embedded text); mem_pipeline's input is unchanged",
+    )
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
     args = ap.parse_args(argv)
     out = run(args, argv)

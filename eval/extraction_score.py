@@ -43,8 +43,13 @@ def main(argv: list[str] | None = None) -> int:
     items = [json.loads(x) for x in Path(args.data).read_text().splitlines() if x.strip()]
     if args.limit:
         items = items[: args.limit]
-    llm = LLMClient(model=args.model, base_url=os.environ.get("OPENAI_BASE_URL"),
-                    api_key=os.environ.get("OPENAI_API_KEY"), timeout_s=600, max_retries=1)
+    llm = LLMClient(
+        model=args.model,
+        base_url=os.environ.get("OPENAI_BASE_URL"),
+        api_key=os.environ.get("OPENAI_API_KEY"),
+        timeout_s=600,
+        max_retries=1,
+    )
     ex, emb = LLMExtractor(llm), LocalEmbedder()
     tp = fp = fn = cat_ok = empty_ok = empty_n = rejected = 0
     secs, calls, ptok, ctok, rows = [], 0, 0, 0, []
@@ -55,7 +60,8 @@ def main(argv: list[str] | None = None) -> int:
         secs.append(time.perf_counter() - t)
         calls, ptok, ctok = calls + out.llm_calls, ptok + out.prompt_tokens, ctok + out.completion_tokens
         kept = [
-            f for f in out.facts
+            f
+            for f in out.facts
             if (src := fact_sources(msgs, f.source_turns)) and ground(f.text, src) is None
         ]
         rejected += len(out.facts) - len(kept)
@@ -69,28 +75,46 @@ def main(argv: list[str] | None = None) -> int:
             ev = emb.embed_batch([third_person(e["text"]) for e in expected])
             sims = pv @ ev.T
             for i, f in enumerate(kept):
-                best = max((j for j in range(len(expected)) if j not in matched
-                            and not conflicting_specifics(third_person(f.text),
-                                                          third_person(expected[j]["text"]))),
-                           key=lambda j: sims[i, j], default=None)
+                best = max(
+                    (
+                        j
+                        for j in range(len(expected))
+                        if j not in matched
+                        and not conflicting_specifics(third_person(f.text), third_person(expected[j]["text"]))
+                    ),
+                    key=lambda j: sims[i, j],
+                    default=None,
+                )
                 if best is not None and sims[i, best] >= 0.75:
                     matched.add(best)
                     cat_ok += int(f.category.value == expected[best]["category"])
         tp += len(matched)
         fp += len(kept) - len(matched)
         fn += len(expected) - len(matched)
-        rows.append({"id": it["id"], "predicted": [f.text for f in kept],
-                     "expected": [e["text"] for e in expected], "matched": len(matched)})
+        rows.append(
+            {
+                "id": it["id"],
+                "predicted": [f.text for f in kept],
+                "expected": [e["text"] for e in expected],
+                "matched": len(matched),
+            }
+        )
     res = {
-        "items": len(items), "expected_facts": tp + fn, "predicted_facts": tp + fp,
-        "matched": tp, "precision": round(tp / max(tp + fp, 1), 3),
-        "recall": round(tp / max(tp + fn, 1), 3), "category_accuracy": round(cat_ok / max(tp, 1), 3),
-        "empty_items_kept_empty": f"{empty_ok}/{empty_n}", "grounding_rejects": rejected,
+        "items": len(items),
+        "expected_facts": tp + fn,
+        "predicted_facts": tp + fp,
+        "matched": tp,
+        "precision": round(tp / max(tp + fp, 1), 3),
+        "recall": round(tp / max(tp + fn, 1), 3),
+        "category_accuracy": round(cat_ok / max(tp, 1), 3),
+        "empty_items_kept_empty": f"{empty_ok}/{empty_n}",
+        "grounding_rejects": rejected,
         "llm_calls_per_turn": round(calls / len(items), 2),
         "prompt_tokens_per_turn": round(ptok / len(items)),
         "completion_tokens_per_turn": round(ctok / len(items)),
         "seconds_per_turn_p50": round(statistics.median(secs), 1),
-        "model": args.model, "endpoint": os.environ.get("OPENAI_BASE_URL", "api.openai.com"),
+        "model": args.model,
+        "endpoint": os.environ.get("OPENAI_BASE_URL", "api.openai.com"),
     }
     print(json.dumps(res, indent=1))
     if args.json:

@@ -26,7 +26,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from eval.retrieval import CATEGORY_NAMES, Scores, load, paired_bootstrap, timed
+from eval.retrieval import Scores, load, paired_bootstrap, recall_rows, timed
 from mem_pipeline import LocalEmbedder, Memory, MemoryConfig
 from mem_pipeline.models import Scope
 from mem_pipeline.read.query import dense_query
@@ -61,12 +61,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     compared = {
         name: (cfg, Scores(ks))
         for name, cfg, wanted in (
-            ("links", base.model_copy(update={"expand_links": False, "concept_boost": 0.0}),
-             args.links_compare),
-            ("decay", base.model_copy(update={"use_decay": False}),
-             args.decay_compare and base.use_decay),
-            ("floor", base.model_copy(update={"min_score": 0.0}),
-             args.floor_compare and base.min_score > 0),
+            (
+                "links",
+                base.model_copy(update={"expand_links": False, "concept_boost": 0.0}),
+                args.links_compare,
+            ),
+            ("decay", base.model_copy(update={"use_decay": False}), args.decay_compare and base.use_decay),
+            ("floor", base.model_copy(update={"min_score": 0.0}), args.floor_compare and base.min_score > 0),
         )
         if wanted
     }
@@ -74,16 +75,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     add_ms: list[float] = []
     n_turns = sum(len(c.turns) for c in convs)
     n_q = sum(len(c.questions[: args.questions or None]) for c in convs)
-    with tqdm(total=n_turns + n_q, desc="locomo", unit="op", file=sys.stderr,
-              disable=args.quiet) as bar:
+    with tqdm(total=n_turns + n_q, desc="locomo", unit="op", file=sys.stderr, disable=args.quiet) as bar:
         for conv in convs:
             mem = Memory(config=base, embedder=embedder)
             user = conv.sample_id
             for t in conv.turns:
-                _, ms = timed(lambda t=t, mem=mem, user=user: mem.add(
-                    [{"role": "user", "content": t.text, "name": t.speaker}], user_id=user,
-                    infer=False, timestamp=t.when,
-                    metadata={"dia_id": t.dia_id, "session": t.session}))
+                _, ms = timed(
+                    lambda t=t, mem=mem, user=user: mem.add(
+                        [{"role": "user", "content": t.text, "name": t.speaker}],
+                        user_id=user,
+                        infer=False,
+                        timestamp=t.when,
+                        metadata={"dia_id": t.dia_id, "session": t.session},
+                    )
+                )
                 add_ms.append(ms)
                 bar.update()
             now = conv.last_time + timedelta(days=1)
@@ -93,17 +98,26 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 mem.parts.embed.embed_one(q.question)
                 mem.parts.embed.embed_one(dense_query(mem.parts, Scope.of(user), q.question)[0])
                 mem.config = base
-                r, ms = timed(lambda q=q, mem=mem, user=user, now=now: mem.search(
-                    q.question, user_id=user, limit=max(ks), now=now))
+                r, ms = timed(
+                    lambda q=q, mem=mem, user=user, now=now: mem.search(
+                        q.question, user_id=user, limit=max(ks), now=now
+                    )
+                )
                 scores.add(q, [h.metadata["dia_id"] for h in r.hits], ms, conv.sample_id)
                 mem.config = dense_only  # the dense-only floor, same store, same run
-                r, ms = timed(lambda q=q, mem=mem, user=user, now=now: mem.search(
-                    q.question, user_id=user, limit=max(ks), now=now))
+                r, ms = timed(
+                    lambda q=q, mem=mem, user=user, now=now: mem.search(
+                        q.question, user_id=user, limit=max(ks), now=now
+                    )
+                )
                 baseline.add(q, [h.metadata["dia_id"] for h in r.hits], ms, conv.sample_id)
                 for cfg, other in compared.values():
                     mem.config = cfg
-                    r, ms = timed(lambda q=q, mem=mem, user=user, now=now: mem.search(
-                        q.question, user_id=user, limit=max(ks), now=now))
+                    r, ms = timed(
+                        lambda q=q, mem=mem, user=user, now=now: mem.search(
+                            q.question, user_id=user, limit=max(ks), now=now
+                        )
+                    )
                     other.add(q, [h.metadata["dia_id"] for h in r.hits], ms, conv.sample_id)
                 bar.update()
             mem.close()
@@ -119,47 +133,64 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         # the conversations settings were chosen on, and the rest (held out)
         tune = [c.sample_id for c in convs if c.sample_id in args.split]
         held = [c.sample_id for c in convs if c.sample_id not in args.split]
-        out["splits"] = {"tuning": {"conversations": tune, **scores.subset(tune).summary()},
-                         "held_out": {"conversations": held, **scores.subset(held).summary()}}
-    out["config"] = base.model_dump(include={"use_sparse", "use_decay", "context_window",
-                                             "speaker_boost", "dense_weight",
-                                             "decay_floor", "date_boost",
-                                             "session_boost", "reply_boost", "when_boost", "name_boost",
-                                             "dense_without_speakers"})
+        out["splits"] = {
+            "tuning": {"conversations": tune, **scores.subset(tune).summary()},
+            "held_out": {"conversations": held, **scores.subset(held).summary()},
+        }
+    out["config"] = base.model_dump(
+        include={
+            "use_sparse",
+            "use_decay",
+            "context_window",
+            "speaker_boost",
+            "dense_weight",
+            "decay_floor",
+            "date_boost",
+            "session_boost",
+            "reply_boost",
+            "when_boost",
+            "name_boost",
+            "dense_without_speakers",
+        }
+    )
     return out
 
 
 def table(out: dict[str, Any]) -> str:
     ks = [k for k in out["recall"]]
-    lines = ["| category | n | " + " | ".join(ks) + " | MRR |",
-             "|---|---|" + "---|" * (len(ks) + 1)]
-    for cat, row in out["by_category"].items():
-        name = CATEGORY_NAMES.get(int(cat), cat)
-        lines.append(f"| {cat} {name} | {row['n']} | " + " | ".join(f"{row[k]:.3f}" for k in ks)
-                     + f" | {row['MRR']:.3f} |")
-    lines.append(f"| **all** | {out['questions']} | " + " | ".join(
-        f"**{out['recall'][k]:.3f}**" for k in ks) + f" | {out['mrr']:.3f} |")
+    lines = recall_rows(out)
     d = out["dense_only"]
-    lines.append(f"| dense only | {d['questions']} | " + " | ".join(
-        f"{d['recall'][k]:.3f}" for k in ks) + f" | {d['mrr']:.3f} |")
+    lines.append(
+        f"| dense only | {d['questions']} | "
+        + " | ".join(f"{d['recall'][k]:.3f}" for k in ks)
+        + f" | {d['mrr']:.3f} |"
+    )
     for name, sp in out.get("splits", {}).items():
         if sp["questions"]:
-            lines.append(f"| {name} ({', '.join(sp['conversations'])}) | {sp['questions']} | "
-                         + " | ".join(f"{sp['recall'][k]:.3f}" for k in ks) + f" | {sp['mrr']:.3f} |")
+            lines.append(
+                f"| {name} ({', '.join(sp['conversations'])}) | {sp['questions']} | "
+                + " | ".join(f"{sp['recall'][k]:.3f}" for k in ks)
+                + f" | {sp['mrr']:.3f} |"
+            )
     for name in ("links", "decay"):
         if f"{name}_on_minus_off" not in out:
             continue
         lines.append("")
         lines.append(f"{name} on - off (paired bootstrap, 95% interval):")
         for cat, row in out[f"{name}_on_minus_off"].items():
-            lines.append(f"  {cat}: " + ", ".join(
-                f"{k} {v['diff']:+.3f} [{v['lo']:+.3f}, {v['hi']:+.3f}]" for k, v in row.items()))
-        lines.append(f"  search p50 {name} on {out['search_ms_p50']} ms, off "
-                     f"{out[f'{name}_off']['search_ms_p50']} ms")
+            lines.append(
+                f"  {cat}: "
+                + ", ".join(f"{k} {v['diff']:+.3f} [{v['lo']:+.3f}, {v['hi']:+.3f}]" for k, v in row.items())
+            )
+        lines.append(
+            f"  search p50 {name} on {out['search_ms_p50']} ms, off {out[f'{name}_off']['search_ms_p50']} ms"
+        )
     lines.append("")
-    lines.append(f"search p50 {out['search_ms_p50']} ms, p95 {out['search_ms_p95']} ms "
-                 f"(dense only, same run: p50 {d['search_ms_p50']} ms, p95 {d['search_ms_p95']} ms);"
-                 f" add {out['add_ms_per_turn']} ms/turn; {out['turns']} turns")
+    lines.append(
+        f"search p50 {out['search_ms_p50']} ms, p95 {out['search_ms_p95']} ms "
+        f"(dense only, same run: p50 {d['search_ms_p50']} ms, p95 {d['search_ms_p95']} ms);"
+        f" add {out['add_ms_per_turn']} ms/turn; {out['turns']} turns"
+    )
     return "\n".join(lines)
 
 
@@ -175,8 +206,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-decay", action="store_true")
     ap.add_argument("--no-context", action="store_true")
     ap.add_argument("--no-speaker", action="store_true")
-    ap.add_argument("--keep-names", action="store_true",
-                    help="embed a question with the speakers it names (default: without them)")
+    ap.add_argument(
+        "--keep-names",
+        action="store_true",
+        help="embed a question with the speakers it names (default: without them)",
+    )
     ap.add_argument("--no-date", action="store_true", help="no boost for dates a question names")
     ap.add_argument("--no-session", action="store_true", help="no lift from a session's best match")
     ap.add_argument("--session-boost", type=float, default=MemoryConfig().session_boost)
@@ -187,24 +221,45 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dense-weight", type=float, default=MemoryConfig().dense_weight)
     ap.add_argument("--decay-floor", type=float, default=MemoryConfig().decay_floor)
     ap.add_argument("--date-boost", type=float, default=MemoryConfig().date_boost)
-    ap.add_argument("--no-when", action="store_true",
-                    help="no boost for turns that say when, on questions that ask when")
+    ap.add_argument(
+        "--no-when", action="store_true", help="no boost for turns that say when, on questions that ask when"
+    )
     ap.add_argument("--when-boost", type=float, default=MemoryConfig().when_boost)
-    ap.add_argument("--no-name", action="store_true",
-                    help="no boost for turns that name something, on questions that ask for a name")
+    ap.add_argument(
+        "--no-name",
+        action="store_true",
+        help="no boost for turns that name something, on questions that ask for a name",
+    )
     ap.add_argument("--name-boost", type=float, default=MemoryConfig().name_boost)
-    ap.add_argument("--split", nargs="*", default=["conv-26", "conv-30", "conv-41"],
-                    help="tuning conversations: also report them and the rest (held out) apart")
+    ap.add_argument(
+        "--split",
+        nargs="*",
+        default=["conv-26", "conv-30", "conv-41"],
+        help="tuning conversations: also report them and the rest (held out) apart",
+    )
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
     ap.add_argument("--concept-boost", type=float, default=MemoryConfig().concept_boost)
-    ap.add_argument("--links-compare", action="store_true",
-                    help="also search with the concept layer off; paired bootstrap of the difference")
-    ap.add_argument("--decay-compare", action="store_true",
-                    help="also search with decay off; paired bootstrap of the difference")
-    ap.add_argument("--min-score", type=float, default=None,
-                    help="the relevance floor (default: the library's, MemoryConfig.min_score)")
-    ap.add_argument("--floor-compare", action="store_true",
-                    help="also search with no relevance floor; paired bootstrap of the difference")
+    ap.add_argument(
+        "--links-compare",
+        action="store_true",
+        help="also search with the concept layer off; paired bootstrap of the difference",
+    )
+    ap.add_argument(
+        "--decay-compare",
+        action="store_true",
+        help="also search with decay off; paired bootstrap of the difference",
+    )
+    ap.add_argument(
+        "--min-score",
+        type=float,
+        default=None,
+        help="the relevance floor (default: the library's, MemoryConfig.min_score)",
+    )
+    ap.add_argument(
+        "--floor-compare",
+        action="store_true",
+        help="also search with no relevance floor; paired bootstrap of the difference",
+    )
     args = ap.parse_args(argv)
     out = run(args)
     print(table(out))

@@ -47,7 +47,7 @@ from typing import Any
 from pydantic import BaseModel
 from tqdm import tqdm
 
-from eval.retrieval import CATEGORY_NAMES, Conversation, Scores, Turn, load
+from eval.retrieval import CATEGORY_NAMES, Conversation, Scores, Turn, load, recall_rows
 from mem_pipeline import LLMError, LocalEmbedder, Memory, MemoryConfig, Recall
 from mem_pipeline.chat import answer_with_llm
 from mem_pipeline.llm import LLMClient, render_prompt
@@ -154,17 +154,24 @@ def _ingest(mem: Memory, conv: Conversation) -> None:
         )
 
 
-def _answer(
-    llm: LLMClient, question: str, context: str, today: str, answer_tokens: int
-) -> dict[str, Any]:
+def _answer(llm: LLMClient, question: str, context: str, today: str, answer_tokens: int) -> dict[str, Any]:
     t0 = time.perf_counter()
     try:
         out = answer_with_llm(question, context, llm=llm, today=today, max_tokens=answer_tokens)
     except LLMError as e:
-        return {"answer": None, "error": f"{type(e).__name__}: {e}"[:500],
-                "seconds": time.perf_counter() - t0, "prompt_tokens": None}
-    return {"answer": out.text, "error": None, "seconds": time.perf_counter() - t0,
-            "prompt_tokens": out.prompt_tokens or None, "completion_tokens": out.completion_tokens}
+        return {
+            "answer": None,
+            "error": f"{type(e).__name__}: {e}"[:500],
+            "seconds": time.perf_counter() - t0,
+            "prompt_tokens": None,
+        }
+    return {
+        "answer": out.text,
+        "error": None,
+        "seconds": time.perf_counter() - t0,
+        "prompt_tokens": out.prompt_tokens or None,
+        "completion_tokens": out.completion_tokens,
+    }
 
 
 def run(args: argparse.Namespace, llm: LLMClient | None) -> dict[str, Any]:
@@ -204,14 +211,23 @@ def run(args: argparse.Namespace, llm: LLMClient | None) -> dict[str, Any]:
                     ids = [h.metadata.get("dia_id", "") for h in recall.hits]
                     scores.add(q, ids[: max(ks)], search_s * 1000, conv.sample_id)
                     rank = scores.rows[-1]["rank"]
-                    conv_rows.append({
-                        "conv": conv.sample_id, "category": q.category, "question": q.question,
-                        "gold": q.answer, "evidence": q.evidence, "rank": rank,
-                        "search_s": round(search_s, 4), "retrieved": ids[: args.limit],
-                        "_context": {"memory": memory_context(recall, args.limit, args.memory_tokens),
-                                     "none": ""},
-                        "answers": {},
-                    })
+                    conv_rows.append(
+                        {
+                            "conv": conv.sample_id,
+                            "category": q.category,
+                            "question": q.question,
+                            "gold": q.answer,
+                            "evidence": q.evidence,
+                            "rank": rank,
+                            "search_s": round(search_s, 4),
+                            "retrieved": ids[: args.limit],
+                            "_context": {
+                                "memory": memory_context(recall, args.limit, args.memory_tokens),
+                                "none": "",
+                            },
+                            "answers": {},
+                        }
+                    )
                     bar.update()
             if pipelines:
                 full, kept = full_context(conv.turns, args.full_tokens)
@@ -220,9 +236,14 @@ def run(args: argparse.Namespace, llm: LLMClient | None) -> dict[str, Any]:
                     t_pipe = time.perf_counter()
                     with ThreadPoolExecutor(max_workers=args.concurrency) as pool:
                         futures = [
-                            pool.submit(_answer, llm, row["question"],  # type: ignore[arg-type]
-                                        full if pipe == "full" else row["_context"][pipe], today,
-                                        args.answer_tokens)
+                            pool.submit(
+                                _answer,
+                                llm,
+                                row["question"],  # type: ignore[arg-type]
+                                full if pipe == "full" else row["_context"][pipe],
+                                today,
+                                args.answer_tokens,
+                            )
                             for row in conv_rows
                         ]
                     wall[pipe] = wall.get(pipe, 0.0) + time.perf_counter() - t_pipe
@@ -251,13 +272,20 @@ def run(args: argparse.Namespace, llm: LLMClient | None) -> dict[str, Any]:
         "conversations": [c.sample_id for c in convs],
         "questions": len(rows),
         "retrieval": scores.summary(),
-        "pipelines": {p: {**_summarise(rows, p, args.judge), "wall_seconds": round(wall.get(p, 0.0), 1)}
-                      for p in PIPELINES if p in pipelines},
+        "pipelines": {
+            p: {**_summarise(rows, p, args.judge), "wall_seconds": round(wall.get(p, 0.0), 1)}
+            for p in PIPELINES
+            if p in pipelines
+        },
         "llm": {"model": llm.model, "base_url": llm.base_url} if llm is not None else None,
         "settings": {
-            "k": ks, "limit": args.limit, "memory_tokens": args.memory_tokens,
-            "full_tokens": args.full_tokens, "answer_tokens": args.answer_tokens,
-            "questions_per_conversation": args.questions or "all", "judge": args.judge,
+            "k": ks,
+            "limit": args.limit,
+            "memory_tokens": args.memory_tokens,
+            "full_tokens": args.full_tokens,
+            "answer_tokens": args.answer_tokens,
+            "questions_per_conversation": args.questions or "all",
+            "judge": args.judge,
             "concurrency": args.concurrency,
         },
         "seconds": round(time.perf_counter() - t_start, 1),
@@ -309,42 +337,56 @@ def _r(x: float | None, nd: int = 2) -> float | None:
 # -- report ------------------------------------------------------------------------------------
 def table(out: dict[str, Any]) -> str:
     ret = out["retrieval"]
-    ks = list(ret["recall"])
-    lines = [f"### {Path(out['dataset']).name}: {', '.join(out['conversations'])}; "
-             f"{out['questions']} questions", "",
-             "Retrieval (evidence recall@k, MRR):", "",
-             "| category | n | " + " | ".join(ks) + " | MRR |", "|---|---|" + "---|" * (len(ks) + 1)]
-    for cat, row in ret["by_category"].items():
-        name = CATEGORY_NAMES.get(int(cat), cat)
-        lines.append(f"| {cat} {name} | {row['n']} | " + " | ".join(f"{row[k]:.3f}" for k in ks)
-                     + f" | {row['MRR']:.3f} |")
-    lines.append(f"| **all** | {ret['questions']} | " + " | ".join(f"**{ret['recall'][k]:.3f}**" for k in ks)
-                 + f" | {ret['mrr']:.3f} |")
+    lines = [
+        f"### {Path(out['dataset']).name}: {', '.join(out['conversations'])}; {out['questions']} questions",
+        "",
+        "Retrieval (evidence recall@k, MRR):",
+        "",
+        *recall_rows(ret),
+    ]
     pipes = out["pipelines"]
     if not pipes:
         lines += ["", "(retrieval only: the QA part needs an LLM, OPENAI_BASE_URL / OPENAI_API_KEY)"]
         return "\n".join(lines)
     judge = any("judge_accuracy" in p for p in pipes.values())
-    lines += ["", f"Answers ({out['llm']['model']}; F1 = token F1 vs the gold answer; tokens = prompt "
-              "tokens per question as the server counted them; p50/p95 s: seconds per question, "
-              f"with up to {out['settings']['concurrency']} sent at once; wall s: the pipeline's "
-              "total wall-clock time):", "",
-              "| pipeline | n | F1 |" + (" judge |" if judge else "")
-              + " prompt tokens (mean) | p50 s | p95 s | wall s | errors |",
-              "|---|---|---|" + ("---|" if judge else "") + "---|---|---|---|---|"]
+    lines += [
+        "",
+        f"Answers ({out['llm']['model']}; F1 = token F1 vs the gold answer; tokens = prompt "
+        "tokens per question as the server counted them; p50/p95 s: seconds per question, "
+        f"with up to {out['settings']['concurrency']} sent at once; wall s: the pipeline's "
+        "total wall-clock time):",
+        "",
+        "| pipeline | n | F1 |"
+        + (" judge |" if judge else "")
+        + " prompt tokens (mean) | p50 s | p95 s | wall s | errors |",
+        "|---|---|---|" + ("---|" if judge else "") + "---|---|---|---|---|",
+    ]
     for name, p in pipes.items():
-        j = f" {p['judge_accuracy']:.3f} |" if judge and p.get("judge_accuracy") is not None else (
-            " - |" if judge else "")
+        j = (
+            f" {p['judge_accuracy']:.3f} |"
+            if judge and p.get("judge_accuracy") is not None
+            else (" - |" if judge else "")
+        )
         tok = f"{p['prompt_tokens_mean']:.0f}" if p["prompt_tokens_mean"] is not None else "-"
-        lines.append(f"| {name} | {p['n']} | **{p['f1']:.3f}** |{j} {tok} | {p['seconds_p50']} | "
-                     f"{p['seconds_p95']} | {p.get('wall_seconds', '-')} | {p['errors']} |")
+        lines.append(
+            f"| {name} | {p['n']} | **{p['f1']:.3f}** |{j} {tok} | {p['seconds_p50']} | "
+            f"{p['seconds_p95']} | {p.get('wall_seconds', '-')} | {p['errors']} |"
+        )
     cats = sorted({c for p in pipes.values() for c in p["f1_by_category"]})
-    lines += ["", "F1 per category:", "", "| category | " + " | ".join(pipes) + " |",
-              "|---|" + "---|" * len(pipes)]
+    lines += [
+        "",
+        "F1 per category:",
+        "",
+        "| category | " + " | ".join(pipes) + " |",
+        "|---|" + "---|" * len(pipes),
+    ]
     for c in cats:
         name = CATEGORY_NAMES.get(int(c), c)
-        lines.append(f"| {c} {name} | " + " | ".join(
-            f"{p['f1_by_category'].get(c, float('nan')):.3f}" for p in pipes.values()) + " |")
+        lines.append(
+            f"| {c} {name} | "
+            + " | ".join(f"{p['f1_by_category'].get(c, float('nan')):.3f}" for p in pipes.values())
+            + " |"
+        )
     return "\n".join(lines)
 
 
@@ -359,8 +401,13 @@ def plot(out: dict[str, Any], path: Path) -> None:
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
     ax1.plot(ks, [ret["recall"][f"R@{k}"] for k in ks], "o-", lw=2.5, color="black", label="all")
     for cat, row in ret["by_category"].items():
-        ax1.plot(ks, [row[f"R@{k}"] for k in ks], "o--", lw=1,
-                 label=f"{CATEGORY_NAMES.get(int(cat), cat)} (n={row['n']})")
+        ax1.plot(
+            ks,
+            [row[f"R@{k}"] for k in ks],
+            "o--",
+            lw=1,
+            label=f"{CATEGORY_NAMES.get(int(cat), cat)} (n={row['n']})",
+        )
     ax1.set(xlabel="k", ylabel="evidence recall@k", ylim=(0, 1.02), title="retrieval")
     ax1.set_xticks(ks)
     ax1.grid(alpha=0.3)
@@ -370,10 +417,18 @@ def plot(out: dict[str, Any], path: Path) -> None:
         for name, p in pipes.items():
             x = p["prompt_tokens_mean"] or 0
             ax2.scatter([x], [p["f1"]], s=80)
-            ax2.annotate(f"{name}\n{p['seconds_p50']} s p50", (x, p["f1"]), textcoords="offset points",
-                         xytext=(6, 4), fontsize=9)
-        ax2.set(xlabel="prompt tokens per question (mean)", ylabel="token F1",
-                title=f"answers ({out['llm']['model']})")
+            ax2.annotate(
+                f"{name}\n{p['seconds_p50']} s p50",
+                (x, p["f1"]),
+                textcoords="offset points",
+                xytext=(6, 4),
+                fontsize=9,
+            )
+        ax2.set(
+            xlabel="prompt tokens per question (mean)",
+            ylabel="token F1",
+            title=f"answers ({out['llm']['model']})",
+        )
         top = max(p["f1"] for p in pipes.values())
         ax2.set_ylim(0, max(0.1, top * 1.3))
         ax2.set_xlim(0, max((p["prompt_tokens_mean"] or 0) for p in pipes.values()) * 1.25 + 50)
@@ -381,8 +436,10 @@ def plot(out: dict[str, Any], path: Path) -> None:
     else:
         ax2.text(0.5, 0.5, "no LLM configured:\nretrieval only", ha="center", va="center")
         ax2.set_axis_off()
-    fig.suptitle(f"{Path(out['dataset']).name}: {', '.join(out['conversations'])} "
-                 f"({out['questions']} questions)", fontsize=10)
+    fig.suptitle(
+        f"{Path(out['dataset']).name}: {', '.join(out['conversations'])} ({out['questions']} questions)",
+        fontsize=10,
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -391,7 +448,7 @@ def plot(out: dict[str, Any], path: Path) -> None:
 def llm_from_env(args: argparse.Namespace) -> LLMClient | None:
     """The answering LLM from the environment (``MemoryConfig.from_env``), or None."""
     cfg = MemoryConfig.from_env()
-    if args.no_llm or not cfg.llm_configured:
+    if args.no_llm or not cfg.llm_endpoint_set:
         return None
     if args.model:
         cfg = cfg.model_copy(update={"llm_model": args.model})
@@ -401,30 +458,46 @@ def llm_from_env(args: argparse.Namespace) -> LLMClient | None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    ap.add_argument("path", help="LoCoMo-format JSON (eval/data/handwritten_conversations.json, "
-                    "../shared/data/locomo/locomo_dev.json)")
+    ap.add_argument(
+        "path",
+        help="LoCoMo-format JSON (eval/data/handwritten_conversations.json, "
+        "../shared/data/locomo/locomo_dev.json)",
+    )
     ap.add_argument("--conversations", nargs="*", default=None, help="sample ids (default: all)")
     ap.add_argument("--max-conversations", type=int, default=0)
     ap.add_argument("--questions", type=int, default=0, help="first N questions each (0: all)")
     ap.add_argument("--k", type=int, nargs="+", default=[1, 3, 5, 10, 20], help="recall@k cut-offs")
     ap.add_argument("--limit", type=int, default=10, help="facts in the memory pipeline's prompt")
     ap.add_argument("--memory-tokens", type=int, default=1000, help="Recall.to_prompt max_tokens")
-    ap.add_argument("--full-tokens", type=int, default=3000,
-                    help="budget of the full-context transcript (approximate tokens)")
+    ap.add_argument(
+        "--full-tokens",
+        type=int,
+        default=3000,
+        help="budget of the full-context transcript (approximate tokens)",
+    )
     ap.add_argument("--answer-tokens", type=int, default=64, help="max tokens of an answer")
     ap.add_argument("--pipelines", nargs="+", choices=PIPELINES, default=list(PIPELINES))
     ap.add_argument("--judge", action="store_true", help="also grade answers with an LLM judge")
     ap.add_argument("--no-llm", action="store_true", help="retrieval only, even with an LLM configured")
     ap.add_argument("--model", default=None, help="answering model (default MEM_PIPELINE_LLM_MODEL)")
-    ap.add_argument("--concurrency", type=int, default=1,
-                    help="send up to N answers of one pipeline and conversation at once: a "
-                    "shared llama.cpp server then runs them back to back and reuses their common "
-                    "prompt prefix (the whole transcript for 'full'); latency then includes "
-                    "waiting for the others")
-    ap.add_argument("--timeout", type=float, default=900.0, help="seconds per LLM call (a shared "
-                    "local server queues requests)")
-    ap.add_argument("--out", default=None, help="write OUT.json, OUT.md, OUT.png "
-                    "(default eval/out/qa_<dataset>)")
+    ap.add_argument(
+        "--concurrency",
+        type=int,
+        default=1,
+        help="send up to N answers of one pipeline and conversation at once: a "
+        "shared llama.cpp server then runs them back to back and reuses their common "
+        "prompt prefix (the whole transcript for 'full'); latency then includes "
+        "waiting for the others",
+    )
+    ap.add_argument(
+        "--timeout",
+        type=float,
+        default=900.0,
+        help="seconds per LLM call (a shared local server queues requests)",
+    )
+    ap.add_argument(
+        "--out", default=None, help="write OUT.json, OUT.md, OUT.png (default eval/out/qa_<dataset>)"
+    )
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
     args = ap.parse_args(argv)
     llm = llm_from_env(args)

@@ -32,8 +32,13 @@ def main(argv: list[str] | None = None) -> int:
             n = 0
             for c in load(args.path):
                 for t in c.turns:
-                    m.add([{"role": "user", "content": t.text, "name": t.speaker}], user_id=c.sample_id,
-                          infer=False, timestamp=t.when, metadata={"session": t.session})
+                    m.add(
+                        [{"role": "user", "content": t.text, "name": t.speaker}],
+                        user_id=c.sample_id,
+                        infer=False,
+                        timestamp=t.when,
+                        metadata={"session": t.session},
+                    )
                     n += 1
         finally:
             lexical._AVG_LEN, lexical.LEXICAL_VERSION, _payload.TURN_LINKS_VERSION = current
@@ -44,8 +49,10 @@ def main(argv: list[str] | None = None) -> int:
         t2 = time.perf_counter()
         again = m.reindex()
         m.close()
-    print(f"{args.engine}: {n} facts; dry run counted {counted} in {t1 - t0:.2f} s; updated {rebuilt} "
-          f"in {t2 - t1:.2f} s ({rebuilt / (t2 - t1):.0f} facts/s); a second run updated {again}")
+    print(
+        f"{args.engine}: {n} facts; dry run counted {counted} in {t1 - t0:.2f} s; updated {rebuilt} "
+        f"in {t2 - t1:.2f} s ({rebuilt / (t2 - t1):.0f} facts/s); a second run updated {again}"
+    )
     return 0
 
 

@@ -81,13 +81,27 @@ def load(path: str | Path, only: Sequence[str] | None = None) -> list[Conversati
             when = parse_when(conv[f"session_{n}_date_time"])
             for i, t in enumerate(conv[f"session_{n}"]):
                 # turns of one session share its date; keep their order with a second each
-                turns.append(Turn(dia_id=normalize_evidence([t["dia_id"]])[0], speaker=t["speaker"],
-                                  text=t["text"], session=n, when=when + timedelta(seconds=i),
-                                  caption=t.get("blip_caption")))
+                turns.append(
+                    Turn(
+                        dia_id=normalize_evidence([t["dia_id"]])[0],
+                        speaker=t["speaker"],
+                        text=t["text"],
+                        session=n,
+                        when=when + timedelta(seconds=i),
+                        caption=t.get("blip_caption"),
+                    )
+                )
             n += 1
-        qs = [Question(question=q["question"], answer=str(q.get("answer", "")),
-                       evidence=normalize_evidence(q.get("evidence", [])), category=int(q["category"]))
-              for q in c["qa"] if int(q["category"]) in CATEGORY_NAMES]
+        qs = [
+            Question(
+                question=q["question"],
+                answer=str(q.get("answer", "")),
+                evidence=normalize_evidence(q.get("evidence", [])),
+                category=int(q["category"]),
+            )
+            for q in c["qa"]
+            if int(q["category"]) in CATEGORY_NAMES
+        ]
         convs.append(Conversation(c["sample_id"], (conv["speaker_a"], conv["speaker_b"]), turns, qs))
     return convs
 
@@ -102,8 +116,15 @@ class Scores:
     def add(self, q: Question, ranked_ids: Sequence[str], ms: float, conv: str = "") -> None:
         gold = set(q.evidence)
         rank = next((i + 1 for i, d in enumerate(ranked_ids) if d in gold), None)
-        self.rows.append({"conv": conv, "category": q.category, "rank": rank, "ms": ms,
-                          **{f"R@{k}": int(rank is not None and rank <= k) for k in self.ks}})
+        self.rows.append(
+            {
+                "conv": conv,
+                "category": q.category,
+                "rank": rank,
+                "ms": ms,
+                **{f"R@{k}": int(rank is not None and rank <= k) for k in self.ks},
+            }
+        )
 
     def subset(self, convs: Sequence[str]) -> Scores:
         """The rows of these conversations only (e.g. a tuning or a held-out split)."""
@@ -111,11 +132,13 @@ class Scores:
 
     def summary(self) -> dict[str, Any]:
         def block(rows: list[dict[str, Any]]) -> dict[str, Any]:
-            out: dict[str, Any] = {f"R@{k}": round(statistics.fmean(r[f"R@{k}"] for r in rows), 4)
-                                   for k in self.ks} if rows else {}
+            out: dict[str, Any] = (
+                {f"R@{k}": round(statistics.fmean(r[f"R@{k}"] for r in rows), 4) for k in self.ks}
+                if rows
+                else {}
+            )
             if rows:
-                out["MRR"] = round(statistics.fmean(1 / r["rank"] if r["rank"] else 0.0
-                                                    for r in rows), 4)
+                out["MRR"] = round(statistics.fmean(1 / r["rank"] if r["rank"] else 0.0 for r in rows), 4)
             out["n"] = len(rows)
             return out
 
@@ -124,10 +147,14 @@ class Scores:
         return {
             "recall": {k: v for k, v in overall.items() if k.startswith("R@")},
             "mrr": overall.get("MRR"),
-            "by_category": {str(c): block([r for r in self.rows if r["category"] == c])
-                            for c in sorted({r["category"] for r in self.rows})},
-            "by_conversation": {c: block([r for r in self.rows if r.get("conv") == c])
-                                for c in dict.fromkeys(r.get("conv", "") for r in self.rows)},
+            "by_category": {
+                str(c): block([r for r in self.rows if r["category"] == c])
+                for c in sorted({r["category"] for r in self.rows})
+            },
+            "by_conversation": {
+                c: block([r for r in self.rows if r.get("conv") == c])
+                for c in dict.fromkeys(r.get("conv", "") for r in self.rows)
+            },
             "questions": len(self.rows),
             "search_ms_p50": round(_pct(ms, 50), 2) if ms else None,
             "search_ms_p95": round(_pct(ms, 95), 2) if ms else None,
@@ -148,8 +175,9 @@ def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
     return out, (time.perf_counter() - t) * 1000
 
 
-def paired_bootstrap(a: Scores, b: Scores, ks: Sequence[int], *, n: int = 2000,
-                     seed: int = 0) -> dict[str, dict[str, dict[str, float]]]:
+def paired_bootstrap(
+    a: Scores, b: Scores, ks: Sequence[int], *, n: int = 2000, seed: int = 0
+) -> dict[str, dict[str, dict[str, float]]]:
     """Mean difference a - b of R@k and of MRR per category (and "all"), with a 95% paired
     bootstrap interval (questions resampled with replacement, same draw for both systems)."""
     import random
@@ -162,15 +190,39 @@ def paired_bootstrap(a: Scores, b: Scores, ks: Sequence[int], *, n: int = 2000,
     out: dict[str, dict[str, dict[str, float]]] = {}
     for name, idx in sorted(groups.items()):
         out[name] = {}
+
         def rr(row: dict[str, Any]) -> float:
             return 1 / row["rank"] if row["rank"] else 0.0
 
         metrics: list[tuple[str, Callable[[dict[str, Any]], float]]] = [
-            *((f"R@{k}", lambda row, k=k: float(row[f"R@{k}"])) for k in ks), ("MRR", rr)]
+            *((f"R@{k}", lambda row, k=k: float(row[f"R@{k}"])) for k in ks),
+            ("MRR", rr),
+        ]
         for metric, value in metrics:
             d = [value(a.rows[i]) - value(b.rows[i]) for i in idx]
             means = sorted(statistics.fmean(rng.choices(d, k=len(d))) for _ in range(n))
-            out[name][metric] = {"diff": round(statistics.fmean(d), 4),
-                                 "lo": round(means[int(0.025 * n)], 4),
-                                 "hi": round(means[int(0.975 * n) - 1], 4)}
+            out[name][metric] = {
+                "diff": round(statistics.fmean(d), 4),
+                "lo": round(means[int(0.025 * n)], 4),
+                "hi": round(means[int(0.975 * n) - 1], 4),
+            }
     return out
+
+
+def recall_rows(out: dict[str, Any]) -> list[str]:
+    """The Markdown rows of a recall result: a header, one row per question category, all."""
+    ks = [k for k in out["recall"]]
+    lines = ["| category | n | " + " | ".join(ks) + " | MRR |", "|---|---|" + "---|" * (len(ks) + 1)]
+    for cat, row in out["by_category"].items():
+        name = CATEGORY_NAMES.get(int(cat), cat)
+        lines.append(
+            f"| {cat} {name} | {row['n']} | "
+            + " | ".join(f"{row[k]:.3f}" for k in ks)
+            + f" | {row['MRR']:.3f} |"
+        )
+    lines.append(
+        f"| **all** | {out['questions']} | "
+        + " | ".join(f"**{out['recall'][k]:.3f}**" for k in ks)
+        + f" | {out['mrr']:.3f} |"
+    )
+    return lines

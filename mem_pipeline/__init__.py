@@ -5,7 +5,7 @@ every change. Start with :class:`Memory`.
 """
 
 from .aio import AsyncMemory
-from .chat import Answer, MemoryChat, answer_question, with_memory
+from .chat import ChatReply, MemoryChat, answer_question, with_memory
 from .config import MemoryConfig
 from .embed import Embedder, LocalEmbedder, OpenAIEmbedder
 from .errors import (
@@ -23,6 +23,7 @@ from .errors import (
     StoreError,
     StoreLockedError,
 )
+from .llm import LLMClient
 from .memory import Memory
 from .models import AddEvent, AddResult, Category, HistoryEvent, Message, Scope, StoredFact
 from .recall import Hit, Recall
@@ -32,9 +33,9 @@ __version__ = "0.1.0"
 __all__ = [
     "AddEvent",
     "AddResult",
-    "Answer",
     "AsyncMemory",
     "Category",
+    "ChatReply",
     "ConfigError",
     "Embedder",
     "EmbedderError",
@@ -43,6 +44,7 @@ __all__ = [
     "HistoryEvent",
     "Hit",
     "InvalidInputError",
+    "LLMClient",
     "LLMError",
     "LLMRetryError",
     "LocalEmbedder",

@@ -8,8 +8,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ._inputs import abbreviations
 from .config import MemoryConfig
 from .memory import Memory
+from .models import Scope
 
 __all__ = ["run_demo"]
 
@@ -77,6 +79,12 @@ def _demo_associations(cfg: MemoryConfig, out: Any) -> dict[str, Any]:
         }
 
 
+def _short(m: Memory, user: str, fid: str) -> str:
+    """``fid`` as the CLI shows it: its shortest unique prefix (``mem-pipeline history`` takes it)."""
+    ids = [i for _, i in m.store.fact_order(Scope.of(user), include_invalid=True)]
+    return abbreviations(ids).get(fid, fid)
+
+
 def run_demo(path: str | None, out: Callable[..., None]) -> dict[str, Any]:
     """Play the demo conversation into the store at ``path`` (None: a temporary one), telling
     what happens through ``out`` (``print``, or a no-op); return the report."""
@@ -89,7 +97,8 @@ def run_demo(path: str | None, out: Callable[..., None]) -> dict[str, Any]:
     cfg = MemoryConfig.from_env(path=path)
     out(f"mem_pipeline demo: store at {path}")
     llm = f"LLM at {cfg.llm_base_url or 'api.openai.com'}" if cfg.llm_configured else None
-    out(f"extractor: {llm or 'offline (no LLM configured)'}\n")
+    unused = " (an OpenAI key or URL is set: MEM_PIPELINE_LLM=openai extracts with it)"
+    out(f"extractor: {llm or 'offline' + (unused if cfg.llm_endpoint_set else '')}\n")
     report: dict[str, Any] = {"path": path, "sessions": []}
     with Memory(config=cfg) as m:
         for when, turns in _SESSIONS:
@@ -99,7 +108,7 @@ def run_demo(path: str | None, out: Callable[..., None]) -> dict[str, Any]:
                 res = m.add(text, user_id=user, timestamp=when)
                 out(f"user: {text}")
                 for e in res.events:
-                    extra = f"  (supersedes {e.previous_id[:8]})" if e.previous_id else ""
+                    extra = f"  (supersedes {_short(m, user, e.previous_id)})" if e.previous_id else ""
                     out(f"   -> {e.event:<9} {e.text}{extra}   [{e.reason}]")
                 if not res.events:
                     out("   -> nothing durable (question or greeting)")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
@@ -19,14 +20,18 @@ from .text.phrases import normalize_concept
 
 __all__ = [
     "MAX_CONCEPTS",
+    "MIN_ID_PREFIX",
+    "abbreviations",
     "as_datetime",
     "check_concepts",
     "check_id",
     "check_limit",
     "check_messages",
+    "check_query",
     "check_text",
     "decode_cursor",
     "encode_cursor",
+    "match_id_prefix",
     "utf8",
 ]
 
@@ -132,6 +137,19 @@ def check_text(text: Any, what: str = "text") -> str:
     return utf8(text, what)
 
 
+def check_query(query: Any, config: MemoryConfig, what: str = "query") -> str:
+    """A search query: a non-empty string within ``max_message_chars``, the limit of one
+    message of ``add`` (a longer query cannot be about anything a turn said, and costs seconds
+    to embed and match)."""
+    text = check_text(query, what)
+    if len(text) > config.max_message_chars:
+        raise InvalidInputError(
+            f"the {what} has {len(text)} characters; the limit is {config.max_message_chars} "
+            "(MemoryConfig.max_message_chars, as for one message of add)"
+        )
+    return text
+
+
 def check_limit(limit: Any) -> int:
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 1000:
         raise InvalidInputError(f"limit must be an integer from 1 to 1000, got {limit!r}")
@@ -146,6 +164,53 @@ def check_id(id: Any) -> str:
         return str(uuid.UUID(id))
     except ValueError as e:
         raise InvalidInputError(f"{id!r:.60} is not a fact id (a UUID)") from e
+
+
+#: The shortest id prefix accepted for a fact id (git's default abbreviation is 7; ours are
+#: time-ordered, so their first characters are shared more often).
+MIN_ID_PREFIX = 8
+_PREFIX_RE = re.compile(r"^[0-9a-f-]+$")
+
+
+def match_id_prefix(given: Any, ids: Iterable[str]) -> str | None:
+    """The one id of ``ids`` that ``given`` names: a whole fact id (returned normalised, found or
+    not), or a prefix of :data:`MIN_ID_PREFIX` or more characters that exactly one id starts
+    with, as git takes short hashes. None when no id starts with it; an ambiguous or malformed
+    prefix is an :class:`InvalidInputError` (the ambiguous one names the candidates)."""
+    if not isinstance(given, str):
+        raise InvalidInputError(f"a fact id is a string, got {type(given).__name__}")
+    text = given.strip().lower()
+    try:
+        return str(uuid.UUID(text))
+    except ValueError:
+        pass
+    if len(text) < MIN_ID_PREFIX or not _PREFIX_RE.match(text) or len(text) > 36:
+        raise InvalidInputError(
+            f"{given!r:.60} is not a fact id: give the whole id or at least {MIN_ID_PREFIX} of its "
+            "first characters (as list, add and search print them)"
+        )
+    found = sorted(i for i in ids if i.startswith(text))
+    if len(found) > 1:
+        shown = ", ".join(found[:3]) + (", ..." if len(found) > 3 else "")
+        raise InvalidInputError(
+            f"{given!r} is ambiguous: {len(found)} ids start with it ({shown}); give more characters"
+        )
+    return found[0] if found else None
+
+
+def abbreviations(ids: Iterable[str]) -> dict[str, str]:
+    """Each id's shortest prefix of at least :data:`MIN_ID_PREFIX` characters that no other of
+    ``ids`` shares (what ``match_id_prefix`` takes back while no new id shares it)."""
+    ordered = sorted(set(ids))
+    out: dict[str, str] = {}
+    for i, fid in enumerate(ordered):
+        shared = 0
+        for other in ordered[max(0, i - 1) : i] + ordered[i + 1 : i + 2]:
+            n = next((k for k, (a, b) in enumerate(zip(fid, other)) if a != b), min(len(fid), len(other)))
+            shared = max(shared, n)
+        size = max(MIN_ID_PREFIX, shared + 1)
+        out[fid] = fid[: size + 1] if fid[size - 1 : size] == "-" else fid[:size]
+    return out
 
 
 def as_datetime(value: Any, what: str = "timestamp") -> datetime:

@@ -1,11 +1,15 @@
-"""Wrap a chatbot's ``answer_question`` so it remembers.
+"""Wrap a chatbot's answer function so it remembers.
 
 ::
 
-    from mem_pipeline import Memory, with_memory
+    from mem_pipeline import with_memory
 
-    chat = with_memory(my_answer_fn, Memory(), user_id="priya")  # my_answer_fn(question, context)
-    answer, facts = chat("what should I cook tonight?")
+    def my_answer_fn(question: str, context: str) -> str:  # context: the memory block
+        return "..."
+
+    with with_memory(my_answer_fn, user_id="priya", path="./memory-store") as chat:
+        reply = chat("what should I cook tonight?")
+        reply.answer, reply.hits, reply.added      # what it said, what it recalled, what it kept
 
 Before ``answer_fn`` runs, the wrapper recalls for the question and hands over the prompt block
 (:meth:`Recall.to_prompt <mem_pipeline.recall.Recall.to_prompt>`) as ``context``; after it
@@ -17,48 +21,61 @@ thread, so a slow LLM extraction never delays its answer; the next call (or ``fl
 ``close()``) waits for it, so every recall sees all earlier turns.
 
 :func:`answer_question` is a ready ``answer_fn`` on our OpenAI-compatible :class:`LLMClient`
-(prompt: ``prompts/answer.md``).
+(prompt: ``prompts/answer.md``): ``with_memory(answer_question, ...)``.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
-from typing import Any, NamedTuple
+from pathlib import Path
+from typing import Any, Literal, NamedTuple
 
-from .errors import ExtractionPendingError
+from ._inputs import as_datetime
+from .config import MemoryConfig
+from .errors import ConfigError, ExtractionPendingError, InvalidInputError
 from .llm import LLMClient, TextCompletion, render_prompt
 from .memory import Memory
 from .models import AddResult, utcnow
 from .recall import Hit
 
-__all__ = ["Answer", "MemoryChat", "answer_question", "answer_with_llm", "with_memory"]
+__all__ = ["ChatReply", "MemoryChat", "answer_question", "answer_with_llm", "default_llm", "with_memory"]
 
 log = logging.getLogger(__name__)
 
 #: The user's chatbot: ``answer_fn(question, context) -> answer``.
 AnswerFn = Callable[[str, str], str]
 
+StructuredOutput = Literal["auto", "json_schema", "json_object"]
+
 #: What ``context`` says when nothing is remembered (plain-text placeholder for the prompt).
 NO_MEMORY = "(nothing remembered yet)"
 
 
-class Answer(NamedTuple):
-    """The answer and the remembered facts that were handed to the chatbot (unpacks as a pair)."""
+class ChatReply(NamedTuple):
+    """What one call of a :class:`MemoryChat` did."""
 
+    #: what ``answer_fn`` answered
     answer: str
+    #: the recalled hits handed to ``answer_fn`` (rendered as its ``context``)
     hits: list[Hit]
+    #: what remembering the turn did; None while it runs in the background (``background=True``)
+    #: or when extraction failed and the turn was kept as pending (``MemoryChat.pending_ids``)
+    added: AddResult | None
 
 
 class MemoryChat:
-    """A chatbot call with memory: ``chat(question) -> Answer(answer, hits)``.
+    """A chatbot call with memory: ``chat(question) -> ChatReply(answer, hits, added)``.
 
-    ``limit`` facts at most are recalled and rendered into at most ``max_tokens`` (approximate)
+    ``limit`` hits at most are recalled and rendered into at most ``max_tokens`` (approximate)
     tokens. The scope (``user_id``, ``tenant``, ``agent_id``, ``run_id``) is the same for the
-    recall and the add. After each call, ``last_add`` is the :class:`AddResult` (None while it
-    runs in the background or when it failed) and ``pending_ids`` lists turns kept as pending.
+    recall and the add. ``last_add`` is the latest :class:`AddResult` (also of a background add,
+    once done) and ``pending_ids`` lists turns kept as pending. As a context manager (or with
+    :meth:`close`) it waits for background adds and closes what it opened: its worker thread,
+    and the :class:`Memory` when ``with_memory`` opened it.
     """
 
     def __init__(
@@ -73,6 +90,7 @@ class MemoryChat:
         limit: int = 5,
         max_tokens: int | None = 800,
         background: bool = False,
+        owns_memory: bool = False,
     ) -> None:
         if not callable(answer_fn):
             raise TypeError("answer_fn must be a callable answer_fn(question, context) -> str")
@@ -88,14 +106,19 @@ class MemoryChat:
         self.max_tokens = max_tokens
         self.last_add: AddResult | None = None
         self.pending_ids: list[str] = []
+        self._owns_memory = owns_memory
         self._executor = (
             ThreadPoolExecutor(max_workers=1, thread_name_prefix="mem-add") if background else None
         )
-        self._futures: list[Future[None]] = []
+        self._futures: list[Future[AddResult | None]] = []
 
-    def __call__(self, question: str) -> Answer:
+    def __call__(self, question: str, *, timestamp: datetime | str | float | None = None) -> ChatReply:
+        """Recall for ``question``, answer it, remember the turn. ``timestamp``: when the
+        question is asked (a datetime, ISO 8601 text or epoch seconds; default: now): the recall
+        is as of then, and the turn is stored as said then."""
+        when = None if timestamp is None else as_datetime(timestamp)
         self.flush()  # background: the previous turn is remembered before this recall
-        recall = self.memory.search(question, limit=self.limit, **self.scope)
+        recall = self.memory.search(question, limit=self.limit, now=when, **self.scope)
         context = recall.to_prompt(max_tokens=self.max_tokens)
         answer = self.answer_fn(question, context)
         if not isinstance(answer, str):
@@ -103,19 +126,22 @@ class MemoryChat:
         turn = [{"role": "user", "content": question}]
         if answer.strip():
             turn.append({"role": "assistant", "content": answer})
-        self.last_add = None
+        added = None
         if self._executor is None:
-            self._remember(turn)
+            added = self._remember(turn, when)
         else:
-            self._futures.append(self._executor.submit(self._remember, turn))
-        return Answer(answer, list(recall.hits))
+            self._futures.append(self._executor.submit(self._remember, turn, when))
+        return ChatReply(answer, list(recall.hits), added)
 
-    def _remember(self, turn: list[dict[str, str]]) -> None:
+    def _remember(self, turn: list[dict[str, str]], when: datetime | None) -> AddResult | None:
         try:
-            self.last_add = self.memory.add(turn, **self.scope)
+            self.last_add = self.memory.add(turn, timestamp=when, **self.scope)
+            return self.last_add
         except ExtractionPendingError as e:
+            self.last_add = None
             self.pending_ids.append(e.pending_id)
             log.warning("the turn was not extracted and is kept as pending %s: %s", e.pending_id, e)
+            return None
 
     def flush(self) -> None:
         """Wait for turns being added in the background; re-raise an error other than pending."""
@@ -124,12 +150,15 @@ class MemoryChat:
             f.result()
 
     def close(self) -> None:
-        """Flush, then stop the background worker (the Memory stays open: it is the caller's)."""
+        """Flush, stop the background worker, and close the Memory if ``with_memory`` opened it
+        (one passed in stays open: it is the caller's)."""
         try:
             self.flush()
         finally:
             if self._executor is not None:
                 self._executor.shutdown(wait=True)
+            if self._owns_memory:
+                self.memory.close()
 
     def __enter__(self) -> MemoryChat:
         return self
@@ -140,38 +169,69 @@ class MemoryChat:
 
 def with_memory(
     answer_fn: AnswerFn,
-    memory: Memory,
+    memory: Memory | None = None,
     *,
     user_id: str,
     tenant: str = "default",
     agent_id: str | None = None,
     run_id: str | None = None,
+    path: str | Path | None = None,
     limit: int = 5,
     max_tokens: int | None = 800,
     background: bool = False,
 ) -> MemoryChat:
     """Wrap ``answer_fn(question, context) -> str`` with recall before and remembering after.
 
-    See :class:`MemoryChat`; the call returns ``Answer(answer, hits)``.
+    ``memory``: a :class:`Memory` of yours (left open), or None to open one on ``path``
+    (default: ``MEM_PIPELINE_PATH`` or the user data directory), closed by ``close()`` or at
+    the end of a ``with`` block. See :class:`MemoryChat`; each call returns a
+    :class:`ChatReply` ``(answer, hits, added)``.
     """
-    return MemoryChat(
-        answer_fn,
-        memory,
-        user_id=user_id,
-        tenant=tenant,
-        agent_id=agent_id,
-        run_id=run_id,
-        limit=limit,
-        max_tokens=max_tokens,
-        background=background,
-    )
+    if memory is not None and path is not None:
+        raise InvalidInputError("give with_memory a memory or a path, not both")
+    owns = memory is None
+    mem = Memory(path=path) if memory is None else memory
+    try:
+        return MemoryChat(
+            answer_fn,
+            mem,
+            user_id=user_id,
+            tenant=tenant,
+            agent_id=agent_id,
+            run_id=run_id,
+            limit=limit,
+            max_tokens=max_tokens,
+            background=background,
+            owns_memory=owns,
+        )
+    except BaseException:
+        if owns:
+            mem.close()
+        raise
+
+
+@functools.lru_cache(maxsize=4)
+def _client(base_url: str | None, api_key: str | None, model: str, mode: StructuredOutput) -> LLMClient:
+    return LLMClient(model=model, base_url=base_url, api_key=api_key, structured_output=mode)
+
+
+def default_llm() -> LLMClient:
+    """The answering LLM the environment names (``OPENAI_API_KEY`` / ``OPENAI_BASE_URL``,
+    ``MEM_PIPELINE_LLM_MODEL``), one client per distinct setting."""
+    cfg = MemoryConfig.from_env()
+    if not cfg.llm_endpoint_set:
+        raise ConfigError(
+            "answer_question needs an LLM: set OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL (any "
+            "OpenAI-compatible server), or pass llm=LLMClient(model=..., base_url=..., api_key=...)"
+        )
+    return _client(cfg.llm_base_url, cfg.llm_api_key, cfg.llm_model, cfg.llm_structured_output)
 
 
 def answer_with_llm(
     question: str,
     context: str,
     *,
-    llm: LLMClient,
+    llm: LLMClient | None = None,
     today: datetime | str | None = None,
     max_tokens: int | None = 128,
 ) -> TextCompletion:
@@ -181,6 +241,8 @@ def answer_with_llm(
     the user message, so calls that share a context share a prompt prefix (a server with a
     prompt cache reuses it).
     """
+    if llm is None:
+        llm = default_llm()
     if today is None:
         today = utcnow()
     day = today.strftime("%A %d %B %Y") if isinstance(today, datetime) else today
@@ -192,13 +254,15 @@ def answer_question(
     question: str,
     context: str,
     *,
-    llm: LLMClient,
+    llm: LLMClient | None = None,
     today: datetime | str | None = None,
     max_tokens: int | None = 128,
 ) -> str:
     """A ready ``answer_fn``: a short plain-text answer from the LLM, given the memory block.
 
-    ``with_memory(functools.partial(answer_question, llm=llm), memory, user_id=...)``.
-    Errors are :class:`~mem_pipeline.errors.LLMError` (transport retried first).
+    ``with_memory(answer_question, user_id=...)`` uses the LLM the environment names
+    (:func:`default_llm`); pass ``llm=LLMClient(...)`` for another. Errors are
+    :class:`~mem_pipeline.errors.LLMError` (transport retried first), or
+    :class:`~mem_pipeline.errors.ConfigError` when no LLM is configured.
     """
     return answer_with_llm(question, context, llm=llm, today=today, max_tokens=max_tokens).text

@@ -5,14 +5,50 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core.core_schema import ValidatorFunctionWrapHandler
 
 from .errors import ConfigError
 from .models import Category
 
-__all__ = ["DEFAULT_HALF_LIVES_DAYS", "MemoryConfig", "default_data_path"]
+__all__ = ["DEFAULT_HALF_LIVES_DAYS", "ENV_VARS", "MemoryConfig", "default_data_path"]
+
+#: The environment variables :meth:`MemoryConfig.from_env` reads, and the field each sets.
+ENV_VARS: dict[str, str] = {
+    "MEM_PIPELINE_PATH": "path",
+    "QDRANT_URL": "url",
+    "QDRANT_API_KEY": "qdrant_api_key",
+    "MEM_PIPELINE_LLM": "llm",
+    "OPENAI_API_KEY": "llm_api_key",
+    "OPENAI_BASE_URL": "llm_base_url",
+    "MEM_PIPELINE_LLM_MODEL": "llm_model",
+    "MEM_PIPELINE_EMBEDDER": "embedder",
+    "MEM_PIPELINE_EMBEDDING_MODEL": "embedding_model",
+    "MEM_PIPELINE_STRUCTURED_OUTPUT": "llm_structured_output",
+    "MEM_PIPELINE_ENGINE": "engine",
+}
+_VAR_OF = {field: var for var, field in ENV_VARS.items()}
+_SECRET = {"llm_api_key", "qdrant_api_key"}
+
+
+def _config_error(e: ValidationError) -> ConfigError:
+    """Our words for pydantic's: each bad setting with its variable, the value and what is
+    allowed (never a secret's value, never a documentation link)."""
+    problems = []
+    for err in e.errors():
+        field = str(err["loc"][0]) if err.get("loc") else "?"
+        name = f"{_VAR_OF[field]} (MemoryConfig.{field})" if field in _VAR_OF else f"MemoryConfig.{field}"
+        if err.get("type") == "extra_forbidden":
+            problems.append(f"MemoryConfig has no setting {field!r}")
+            continue
+        msg = str(err.get("msg", "invalid")).replace("Input should", "it should")
+        hidden = field in _SECRET or err.get("type") == "missing"
+        value = "" if hidden else f" is {err.get('input')!r:.60}"
+        problems.append(f"{name}{value}: {msg}")
+    return ConfigError("invalid configuration: " + "; ".join(problems))
+
 
 #: Half-life (days) of a fact's recency factor, per category. The reasoning: who a person is and
 #: whom they know changes over years (biography, relationship: ~3 years); tastes and skills over
@@ -83,7 +119,11 @@ class MemoryConfig(BaseModel):
     #: intra-op threads of the local embedder; None: the machine's cores, up to 4
     embedding_threads: int | None = Field(default=None, ge=1)
 
-    # LLM (extraction and reconciliation); no base_url and no key -> offline extractor
+    # LLM extraction and reconciliation on add: opt-in. "none" (the default) runs the offline
+    # extractor whatever keys the environment holds, so a key exported for something else never
+    # turns every add into a paid call; "openai" (MEM_PIPELINE_LLM=openai) calls the
+    # OpenAI-compatible endpoint below and needs llm_api_key or llm_base_url.
+    llm: Literal["none", "openai"] = "none"
     llm_base_url: str | None = None
     llm_api_key: str | None = None
     llm_model: str = "gpt-4o-mini"
@@ -228,41 +268,43 @@ class MemoryConfig(BaseModel):
     use_sparse: bool = True
     use_decay: bool = True
 
+    @model_validator(mode="wrap")
+    @classmethod
+    def _our_errors(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        try:
+            return handler(data)
+        except ValidationError as e:
+            raise _config_error(e) from None
+
+    @model_validator(mode="after")
+    def _llm_reachable(self) -> MemoryConfig:
+        if self.llm == "openai" and not self.llm_endpoint_set:
+            raise ConfigError(
+                "MEM_PIPELINE_LLM=openai (MemoryConfig.llm) needs OPENAI_API_KEY (OpenAI) or "
+                "OPENAI_BASE_URL (any OpenAI-compatible server); unset it for the offline extractor"
+            )
+        return self
+
     @property
     def llm_configured(self) -> bool:
+        """Whether ``add`` extracts and reconciles with the LLM (``llm="openai"``)."""
+        return self.llm == "openai"
+
+    @property
+    def llm_endpoint_set(self) -> bool:
+        """Whether an LLM endpoint is known (a key or a base URL): enough for an explicit call
+        such as ``answer_question``, not for extraction (see ``llm``)."""
         return bool(self.llm_base_url or self.llm_api_key)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> MemoryConfig:
-        """Build from the environment; explicit ``overrides`` win.
-
-        ``MEM_PIPELINE_PATH``, ``QDRANT_URL``, ``QDRANT_API_KEY``, ``OPENAI_API_KEY``,
-        ``OPENAI_BASE_URL``, ``MEM_PIPELINE_LLM_MODEL``, ``MEM_PIPELINE_EMBEDDER`` (local|openai),
-        ``MEM_PIPELINE_EMBEDDING_MODEL``, ``MEM_PIPELINE_STRUCTURED_OUTPUT`` (auto|json_schema|
-        json_object), ``MEM_PIPELINE_ENGINE`` (edge|local).
-        """
+        """Build from the environment (:data:`ENV_VARS`; an empty variable counts as unset);
+        explicit ``overrides`` win. A bad value is a :class:`ConfigError` naming the variable
+        and what it allows."""
         env = os.environ if env is None else env
-        values: dict[str, object] = {}
-        mapping = {
-            "MEM_PIPELINE_PATH": "path",
-            "QDRANT_URL": "url",
-            "QDRANT_API_KEY": "qdrant_api_key",
-            "OPENAI_API_KEY": "llm_api_key",
-            "OPENAI_BASE_URL": "llm_base_url",
-            "MEM_PIPELINE_LLM_MODEL": "llm_model",
-            "MEM_PIPELINE_EMBEDDER": "embedder",
-            "MEM_PIPELINE_EMBEDDING_MODEL": "embedding_model",
-            "MEM_PIPELINE_STRUCTURED_OUTPUT": "llm_structured_output",
-            "MEM_PIPELINE_ENGINE": "engine",
-        }
-        for var, field in mapping.items():
-            if env.get(var):
-                values[field] = env[var]
+        values: dict[str, object] = {field: env[var] for var, field in ENV_VARS.items() if env.get(var)}
         values.update({k: v for k, v in overrides.items() if v is not None})
-        try:
-            return cls.model_validate(values)
-        except ValidationError as e:
-            raise ConfigError(str(e)) from e
+        return cls.model_validate(values)
 
     def half_life(self, category: str) -> float:
         return float(self.half_lives_days.get(category, self.half_lives_days.get("other", 180.0)))

@@ -150,15 +150,27 @@ class OpenAIEmbedder:
         base_url: str | None = None,
         dimensions: int | None = None,
     ) -> None:
+        dims = dimensions or self._DIMS.get(model)
+        if dims is None:
+            raise ConfigError(
+                f"MEM_PIPELINE_EMBEDDING_MODEL (MemoryConfig.embedding_model) is {model!r:.60}, whose "
+                f"dimensions are unknown: use one of {', '.join(self._DIMS)}, or pass "
+                "OpenAIEmbedder(model, dimensions=...)"
+            )
         if client is None:
             import openai
 
-            client = openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=2)
+            try:
+                # a compatible server may need no key: it still has to be a string
+                key = api_key or ("no-key" if base_url else None)
+                client = openai.OpenAI(api_key=key, base_url=base_url, max_retries=2)
+            except openai.OpenAIError as e:
+                raise ConfigError(
+                    "MEM_PIPELINE_EMBEDDER=openai (MemoryConfig.embedder) needs OPENAI_API_KEY, or "
+                    "OPENAI_BASE_URL for a compatible server; unset it for the local embedder"
+                ) from e
         self._client = client
         self._model = model
-        dims = dimensions or self._DIMS.get(model)
-        if dims is None:
-            raise ConfigError(f"unknown dimensions for embedding model {model!r}: pass dimensions=")
         self.dimensions = dims
         self._send_dims = dimensions is not None
         self.model_id = f"openai:{model}:{dims}"

@@ -31,12 +31,20 @@ from typing import Any
 
 from .config import MemoryConfig, default_data_path
 from .errors import InvalidInputError, StoreError
-from .models import Scope
+from .models import Scope, iso
 
 __all__ = ["KEYS_FILENAME", "ApiKey", "KeyStore", "default_keys_path"]
 
 KEYS_FILENAME = "api-keys.json"
 _PREFIX = "mpk"
+
+
+def _iso(text: str) -> str:
+    """A stored time in the form every output uses (files written before it end in +00:00)."""
+    try:
+        return iso(datetime.fromisoformat(text.replace("Z", "+00:00")))
+    except ValueError:
+        return text
 
 
 @dataclass(frozen=True)
@@ -60,8 +68,8 @@ class ApiKey:
             "tenant": self.tenant,
             "user_id": self.user_id,
             "name": self.name,
-            "created_at": self.created_at,
-            "revoked_at": self.revoked_at,
+            "created_at": _iso(self.created_at),
+            "revoked_at": _iso(self.revoked_at) if self.revoked_at else None,
         }
 
 
@@ -161,7 +169,7 @@ class KeyStore:
             "tenant": scope.tenant,
             "user_id": user_id,
             "name": name,
-            "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "created_at": iso(datetime.now(timezone.utc).replace(microsecond=0)),
             "revoked_at": None,
             "salt": salt.hex(),
             "hash": _digest(salt, secret),
@@ -179,7 +187,7 @@ class KeyStore:
                 raise InvalidInputError(f"no API key with id {kid!r:.40}")
             row = dict(rows[kid])
             if row.get("revoked_at") is None:
-                row["revoked_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+                row["revoked_at"] = iso(datetime.now(timezone.utc).replace(microsecond=0))
                 rows[kid] = row
                 self._save(rows)
         return self._record(row)

@@ -22,6 +22,7 @@ import math
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from itertools import combinations
 from typing import Any
@@ -29,7 +30,22 @@ from typing import Any
 from .concepts import followable, name_key, pair_deltas, pair_key, point_id, query_grams, strength_of
 from .models import Scope
 
-__all__ = ["ConceptLinks"]
+__all__ = ["ConceptLinks", "LinkView"]
+
+
+@dataclass(frozen=True)
+class LinkView:
+    """One concept link of a user as a reader sees it (:meth:`ConceptLinks.describe`): how often
+    the two concepts met (``count``), the feedback it received (``feedback``, in [-1, 1]), its
+    strength now, and whether a search would follow it."""
+
+    a: str
+    b: str
+    count: float
+    feedback: float
+    strength: float
+    followable: bool
+    last_seen: datetime
 
 #: the most query n-grams known not to be concepts that are kept per user
 _MAX_ABSENT = 20_000
@@ -397,6 +413,33 @@ class ConceptLinks:
                     if len(out) >= limit:
                         return out
         return out
+
+    def describe(self, scope: Scope, now: datetime) -> tuple[dict[str, float], list[LinkView]]:
+        """The user's concepts (name -> count of current facts) and every link between them, as
+        strength, feedback and followability stand at ``now``, strongest first: what a person
+        looks at (the memory browser draws it). Read-only; reads the user's concept layer whole
+        (the read path never does)."""
+        counts, links = self.store.concept_layer(scope)
+        out = []
+        for p in links:
+            a, b = str(p["a"]), str(p["b"])
+            last = float(p.get("last_ts", 0.0))
+            n_ab, fb = float(p.get("count", 0.0)), float(p.get("fb", 0.0))
+            age = max(0.0, (now.timestamp() - last) / 86_400.0)
+            s = strength_of(n_ab, counts.get(a, 0.0), counts.get(b, 0.0), age, fb, self.half_life_days)
+            out.append(
+                LinkView(
+                    a=a,
+                    b=b,
+                    count=n_ab,
+                    feedback=fb,
+                    strength=s,
+                    followable=followable(n_ab, fb, s, floor=self.floor, min_count=self.min_count),
+                    last_seen=datetime.fromtimestamp(last, tz=now.tzinfo),
+                )
+            )
+        out.sort(key=lambda v: (-v.strength, v.a, v.b))
+        return counts, out
 
     def neighbours(
         self, scope: Scope, concepts: Sequence[str], now: datetime

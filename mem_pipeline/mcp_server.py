@@ -59,6 +59,10 @@ class _ScreenedStdioServer(MCPServer[Any]):
         await serve_stdio(self._lowlevel_server)
 
 
+#: the fields ``list_memories`` gives of each fact (named as everywhere: ``StoredFact.brief``)
+_LISTED = ("id", "kind", "text", "concepts", "created_at", "is_valid")
+
+
 def create_server(memory: Memory, *, user_id: str, tenant: str = "default") -> MCPServer:
     """An MCP server whose tools all act on one fixed scope of ``memory``."""
     scope = Scope.of(user_id, tenant)  # validated once, at start
@@ -150,13 +154,7 @@ def create_server(memory: Memory, *, user_id: str, tenant: str = "default") -> M
         return {
             "next_cursor": page.next_cursor,
             "facts": [
-                {
-                    "id": f.id,
-                    "text": f.text,
-                    "concepts": f.concepts,
-                    "created_at": f.created_at.isoformat(),
-                    "valid": f.is_valid,
-                }
+                {k: v for k, v in f.brief().items() if k in _LISTED}
                 for f in facts
             ],
         }

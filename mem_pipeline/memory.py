@@ -131,7 +131,11 @@ class Memory:
         if not config.url and config.path != ":memory:":
             # an embedded store is this process's alone (file lock): nothing else is writing, so
             # a write left unfinished is one a crash interrupted
-            self.recover()
+            try:
+                self.recover()
+            except BaseException:
+                self.close()  # a Memory that failed to open holds nothing
+                raise
 
     @property
     def config(self) -> MemoryConfig:
@@ -145,11 +149,7 @@ class Memory:
 
     @staticmethod
     def _open_store(config: MemoryConfig, embedder: Embedder) -> QdrantStore:
-        path = None
-        if not config.url:
-            path = config.path or str(default_data_path())
-            if path != ":memory:":
-                Path(path).mkdir(parents=True, exist_ok=True, mode=0o700)
+        path = None if config.url else config.path or str(default_data_path())
         return QdrantStore.open(
             path=path,
             url=config.url,
@@ -290,7 +290,8 @@ class Memory:
             if not isinstance(recall_or_ids, Iterable) or isinstance(recall_or_ids, (bytes, Mapping)):
                 raise InvalidInputError("feedback takes a Recall or a list of fact ids")
             ids = [check.check_id(i) for i in recall_or_ids]
-            qc = list(self.parts.links.match_query(scope, check.check_text(query, "query"))) if query else []
+            q = check.check_query(query, self.config) if query else None
+            qc = list(self.parts.links.match_query(scope, q)) if q else []
         return _feedback(self.parts, scope, ids, qc, amount)
 
     # -- pending turns ------------------------------------------------------------------------
@@ -350,7 +351,7 @@ class Memory:
         a hit's place. A search does not strengthen what it finds; ``reinforce=True`` says the
         caller will use the hits (so does helpful ``feedback``)."""
         scope = Scope.of(user_id, tenant, agent_id, run_id)
-        text = check.check_text(query, "query")
+        text = check.check_query(query, self.config)
         at = self.now() if now is None else check.as_datetime(now, "now")
         return self._reader.search(
             scope,
@@ -432,7 +433,18 @@ class Memory:
             by_id = {f.id: f for f in self.store.get_facts(scope, [fid for _, fid in chosen])}
         facts = [by_id[fid] for _, fid in chosen if fid in by_id]
         more = start + limit < len(keys)
-        return FactPage(facts=facts, next_cursor=check.encode_cursor(chosen[-1]) if more and chosen else None)
+        return FactPage(
+            facts=facts,
+            next_cursor=check.encode_cursor(chosen[-1]) if more and chosen else None,
+            total=len(keys),
+        )
+
+    def users(self, *, tenant: str = "default", limit: int = 1000) -> list[str]:
+        """The user ids of ``tenant`` that have facts or turns, most facts first (at most
+        ``limit``): what an operator with a tenant-wide key picks a user from."""
+        scope = Scope.of("-", tenant)  # validates the tenant
+        with self.parts.lock:
+            return self.store.user_ids(scope.tenant, limit=check.check_limit(limit))
 
     def history(self, id: str, *, user_id: str, tenant: str = "default") -> list[HistoryEvent]:
         """Every change to a fact, oldest first (kept after ``delete``; removed by ``forget``)."""

@@ -29,6 +29,7 @@ __all__ = [
     "ScoreParts",
     "StoredFact",
     "Via",
+    "iso",
     "new_fact_id",
     "session_key",
     "validate_metadata",
@@ -92,6 +93,14 @@ def new_fact_id() -> str:
 
 def utcnow() -> datetime:
     return datetime.now(timezone.utc)
+
+
+def iso(when: datetime) -> str:
+    """The one form every output gives a time in: ISO 8601 in UTC with a ``Z``
+    (``2026-03-01T12:00:00Z``, microseconds when there are any), as pydantic writes a UTC
+    ``datetime`` in JSON, so the CLI, the HTTP service and the MCP server agree."""
+    utc = when.astimezone(timezone.utc) if when.tzinfo else when.replace(tzinfo=timezone.utc)
+    return utc.isoformat().replace("+00:00", "Z")
 
 
 class Scope(BaseModel):
@@ -205,7 +214,30 @@ class StoredFact(BaseModel):
 
     @property
     def is_valid(self) -> bool:
+        """Not superseded (``invalid_at`` is None); the JSON outputs call it ``is_valid`` too."""
         return self.invalid_at is None
+
+    def brief(self) -> dict[str, Any]:
+        """The JSON shape of a fact or turn in every output (CLI ``--json``, HTTP, MCP): the
+        field names of this class, ``is_valid`` included, times as :func:`iso`."""
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "text": self.text,
+            "category": self.category.value,
+            "concepts": self.concepts,
+            "metadata": self.metadata,
+            "created_at": iso(self.created_at),
+            "updated_at": iso(self.updated_at),
+            "valid_from": iso(self.valid_from),
+            "invalid_at": iso(self.invalid_at) if self.invalid_at else None,
+            "is_valid": self.is_valid,
+            "superseded_by": self.superseded_by,
+            "confirmations": self.confirmations,
+            "recalls": self.recalls,
+            "valence": self.valence,
+            "sources": self.sources,
+        }
 
 
 EventName = Literal["ADD", "REINFORCE", "UPDATE", "SUPERSEDE", "DELETE", "NOOP", "REJECT"]
@@ -217,6 +249,8 @@ class FactPage(BaseModel):
 
     facts: list[StoredFact]
     next_cursor: str | None = None
+    #: how many facts the whole listing holds (every page, with the same filters)
+    total: int | None = None
 
 
 class AddEvent(BaseModel):
@@ -388,16 +422,15 @@ def validate_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 class LLMFact(BaseModel):
-    """One fact as the extraction prompt (``prompts/extract_facts.md``) returns it: the number
-    of the ``line`` it comes from (first, so that a model walks the lines in order). Whom it is
-    about is the line's speaker, and its concepts are the key phrases of its text, unless the
-    model says otherwise (the prompt does not ask: every output token costs time)."""
+    """One fact as the extraction prompt (``prompts/extract_facts.md``) returns it, with the
+    numbers of the ``lines`` it comes from and whom it is ``about``. (A schema that put the
+    line number first made the 1.5B model copy each line verbatim, greetings included.)"""
 
-    line: int
     text: str = Field(min_length=3, max_length=1000)
-    category: Category = Category.OTHER
     about: str | None = Field(default=None, max_length=200)
+    category: Category = Category.OTHER
     concepts: list[str] = Field(default_factory=list, max_length=12)
+    lines: list[int] = Field(default_factory=list, max_length=50)
 
 
 class ExtractionOutput(BaseModel):

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from .models import Category, Kind, ScoreParts, StoredFact, Via
+from .models import Category, Kind, ScoreParts, StoredFact, Via, iso
 
 __all__ = ["Hit", "Recall", "Source", "hit_from_fact"]
 
@@ -34,7 +34,8 @@ class Hit(BaseModel):
     concepts: list[str]
     metadata: dict[str, Any]
     created_at: datetime
-    valid: bool = True
+    #: False for a superseded fact (``search(include_invalid=True)``), as ``StoredFact.is_valid``
+    is_valid: bool = True
     parts: ScoreParts = Field(default_factory=ScoreParts)
     via: Via | None = None
     sources: list[str] = Field(default_factory=list)
@@ -51,7 +52,8 @@ class Hit(BaseModel):
             "category": self.category.value,
             "concepts": self.concepts,
             "metadata": self.metadata,
-            "created_at": self.created_at.isoformat(),
+            "created_at": iso(self.created_at),
+            "is_valid": self.is_valid,
             "parts": {k: round(v, 4) for k, v in self.parts.model_dump().items()},
         }
         if self.via is not None:
@@ -210,7 +212,7 @@ def hit_from_fact(
         concepts=f.concepts,
         metadata=f.metadata,
         created_at=f.created_at,
-        valid=f.is_valid,
+        is_valid=f.is_valid,
         parts=parts,
         via=via,
     )

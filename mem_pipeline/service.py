@@ -109,35 +109,28 @@ class UpdateIn(_Strict):
 
 
 class FactOut(BaseModel):
+    """A fact or turn: the fields of ``StoredFact.brief()``, as the CLI and MCP server give them."""
+
     id: str
+    kind: Literal["fact", "turn"]
     text: str
     category: str
     concepts: list[str]
     metadata: dict[str, Any]
     created_at: datetime
     updated_at: datetime
+    valid_from: datetime
+    invalid_at: datetime | None
+    is_valid: bool = Field(description="false once superseded (see `superseded_by`)")
+    superseded_by: str | None
     confirmations: int
     recalls: int
     valence: float
-    valid: bool
-    superseded_by: str | None
+    sources: list[str] = Field(description="a fact's turns (ids); empty for a turn")
 
     @classmethod
     def of(cls, f: StoredFact) -> "FactOut":
-        return cls(
-            id=f.id,
-            text=f.text,
-            category=f.category.value,
-            concepts=f.concepts,
-            metadata=f.metadata,
-            created_at=f.created_at,
-            updated_at=f.updated_at,
-            confirmations=f.confirmations,
-            recalls=f.recalls,
-            valence=f.valence,
-            valid=f.is_valid,
-            superseded_by=f.superseded_by,
-        )
+        return cls.model_validate(f.brief())
 
 
 class SearchOut(BaseModel):
@@ -179,11 +172,13 @@ def create_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     title: str = "mem_pipeline",
     docs: bool = False,
+    ui: bool = True,
 ) -> FastAPI:
     """The HTTP API over ``memory``, authenticated by ``keys``. The caller owns ``memory``.
 
     ``docs``: serve Swagger UI at ``/docs`` (its scripts load from a CDN, so it is off unless
-    asked for); the OpenAPI schema is always at ``/openapi.json``."""
+    asked for); the OpenAPI schema is always at ``/openapi.json``. ``ui``: serve the memory
+    browser at ``/ui`` (:mod:`mem_pipeline.ui`), on the same keys."""
     app = FastAPI(
         title=title,
         version="1",
@@ -193,7 +188,7 @@ def create_app(
         "(`mem-pipeline keys create --tenant T --user U`).",
     )
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
-    app.add_middleware(RequestGuard, keys=keys)  # added last: runs first
+    app.add_middleware(RequestGuard, keys=keys, protected=("/v1/", "/ui/api/"))
     bearer = HTTPBearer(auto_error=False, description="an API key from `mem-pipeline keys create`")
 
     @app.exception_handler(MemPipelineError)
@@ -262,6 +257,11 @@ def create_app(
         return Scope.of(user_id, key.tenant)
 
     Who = Annotated[Scope, Depends(scope)]
+    if ui:
+        from .ui import mount_ui
+
+        # the browser's security headers wrap the guard, so its refusals carry them too
+        mount_ui(app, memory, Who, Annotated[ApiKey, Depends(principal)])
     FactId = Annotated[str, Path(description="a fact id (UUID)")]
 
     @app.get("/health", tags=["service"])

@@ -11,7 +11,14 @@ from mem_pipeline import LocalEmbedder, Memory, MemoryConfig
 from mem_pipeline import store as store_module
 
 # Tests never use a key or an endpoint from the environment.
-for _var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "QDRANT_URL", "MEM_PIPELINE_PATH", "MEM_PIPELINE_ENGINE"):
+for _var in (
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "MEM_PIPELINE_LLM",
+    "QDRANT_URL",
+    "MEM_PIPELINE_PATH",
+    "MEM_PIPELINE_ENGINE",
+):
     os.environ.pop(_var, None)
 
 
@@ -93,3 +100,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def record_mode(request: pytest.FixtureRequest) -> str:
     mode = str(request.config.getoption("--record-mode"))
     return "all" if mode == "rewrite" else mode
+
+
+@pytest.fixture
+def cli_fast_embedder(embedder: LocalEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In-process CLI runs open a Memory per command: give them the loaded embedder."""
+    import mem_pipeline.memory as memory_module
+
+    monkeypatch.setattr(memory_module, "LocalEmbedder", lambda **kw: embedder)
+
+
+@pytest.fixture
+def cli_store(tmp_path_factory: pytest.TempPathFactory, engine: str) -> str:
+    """One store per engine shared by the CLI tests (a new store costs seconds to create):
+    each test acts for users of its own."""
+    return str(tmp_path_factory.getbasetemp() / f"cli-store-{engine}")

@@ -280,3 +280,11 @@ def test_markdown_table_has_a_row_per_kind_and_a_dash_where_untested() -> None:
     assert table[0].startswith("| kind | scenarios | rank-1 correct ↑ | stale in block ↓")
     assert table[2].startswith("| correction | 1 | 1.00 (1/1) | – |")
     assert table[3].startswith("| **overall** | 1 | 1.00 (1/1) |")
+
+
+def test_an_item_saying_the_stale_value_ended_is_not_stale() -> None:
+    probe = {"query": "Where do I work?", "expect_top": ["Pennylane"], "stale": ["Deloitte"]}
+    ended = judge_probe(probe, "I quit my job at Deloitte.", ["I quit my job at Deloitte."])
+    assert ended["stale_in_block"] is False
+    still = judge_probe(probe, "I work at Deloitte.", ["I work at Deloitte."])
+    assert still["stale_in_block"] is True and still["rank1_ok"] is False

@@ -12,19 +12,28 @@ import io
 import json
 import os
 import re
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
 import vcr
+from _llm_server import ScriptedLLM
 
 from eval.qa_slice import full_context, token_f1
 from eval.qa_slice import main as qa_main
 from eval.retrieval import load
-from mem_pipeline import LLMError, Memory, MemoryConfig, answer_question, with_memory
+from mem_pipeline import (
+    ConfigError,
+    InvalidInputError,
+    LLMError,
+    Memory,
+    MemoryConfig,
+    StoreError,
+    answer_question,
+    with_memory,
+)
 from mem_pipeline.cli import main as cli_main
 from mem_pipeline.llm import LLMClient
 
@@ -42,65 +51,11 @@ EXTRACTED = json.dumps(
                 "text": "The user is allergic to peanuts.",
                 "category": "health",
                 "concepts": ["peanut allergy"],
-                "source_turns": [0],
+                "line": 1,
             }
         ]
     }
 )
-
-
-class ScriptedLLM:
-    """A local OpenAI-compatible endpoint: answers ``status`` to everything when set, else a
-    JSON request (response_format) with ``json_reply`` and a plain one with ``text_reply``."""
-
-    def __init__(self, *, status: int | None = None, text_reply: str = "", json_reply: str = "{}") -> None:
-        self.status, self.text_reply, self.json_reply = status, text_reply, json_reply
-        self.requests: list[dict[str, Any]] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *a: object) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.requests.append(body)
-                if outer.status is not None:
-                    data, code = b'{"error": {"message": "refused by the test server"}}', outer.status
-                else:
-                    content = outer.json_reply if "response_format" in body else outer.text_reply
-                    data, code = (
-                        json.dumps(
-                            {
-                                "id": "x",
-                                "object": "chat.completion",
-                                "created": 0,
-                                "model": "scripted",
-                                "choices": [
-                                    {
-                                        "index": 0,
-                                        "finish_reason": "stop",
-                                        "message": {"role": "assistant", "content": content},
-                                    }
-                                ],
-                                "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14},
-                            }
-                        ).encode(),
-                        200,
-                    )
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 @pytest.fixture
@@ -126,8 +81,10 @@ def test_wrapper_hands_over_memory_and_remembers_the_turn(mem: Memory) -> None:
         return "How about a lentil curry?"
 
     chat = with_memory(bot, mem, user_id="ana", limit=3)
-    answer, hits = chat("I'm training for a marathon. What should I cook tonight?")
+    reply = chat("I'm training for a marathon. What should I cook tonight?")
+    answer, hits = reply.answer, reply.hits
     assert answer == "How about a lentil curry?"
+    assert reply.added is not None and reply.added is chat.last_add
     ((question, context),) = seen
     assert question.startswith("I'm training")
     assert context.startswith("<memory-data>") and "vegetarian" in context
@@ -138,7 +95,7 @@ def test_wrapper_hands_over_memory_and_remembers_the_turn(mem: Memory) -> None:
     assert any("marathon" in t for t in texts)
     assert not any("lentil" in t for t in texts)
     # and the next call recalls it
-    _, hits2 = chat("what sport am I training for?")
+    hits2 = chat("what sport am I training for?").hits
     assert any("marathon" in h.text for h in hits2)
     assert mem.get_all(user_id="someone-else") == []
 
@@ -147,8 +104,8 @@ def test_wrapper_scope_and_empty_memory(mem: Memory) -> None:
     mem.add("I live in Porto.", user_id="ana", tenant="acme")
     contexts: list[str] = []
     chat = with_memory(lambda q, c: contexts.append(c) or "", mem, user_id="ana")  # other tenant
-    answer, hits = chat("where do I live?")
-    assert answer == "" and hits == []
+    answer, hits, added = chat("where do I live?")
+    assert answer == "" and hits == [] and added is not None
     assert "Porto" not in contexts[0] and contexts[0].endswith("</memory-data>")
     with pytest.raises(TypeError):
         with_memory(lambda q, c: 42, mem, user_id="ana")("hello there")  # type: ignore[arg-type, return-value]
@@ -160,14 +117,19 @@ def test_extraction_failure_still_answers_and_keeps_the_turn_pending(
 ) -> None:
     server = scripted(status=400)  # the LLM endpoint refuses every request
     cfg = MemoryConfig(
-        path=":memory:", llm_base_url=server.url, llm_api_key="k", llm_model="m", llm_max_retries=0
+        path=":memory:",
+        llm="openai",
+        llm_base_url=server.url,
+        llm_api_key="k",
+        llm_model="m",
+        llm_max_retries=0,
     )
     with (
         Memory(config=cfg, embedder=embedder, clock=clock) as m,
         with_memory(lambda q, c: "Noted, no peanuts.", m, user_id="u", background=background) as chat,
     ):
-        answer, hits = chat("I'm allergic to peanuts.")
-        assert answer == "Noted, no peanuts." and hits == []
+        answer, hits, added = chat("I'm allergic to peanuts.")
+        assert answer == "Noted, no peanuts." and hits == [] and added is None
         chat.flush()
         assert len(chat.pending_ids) == 1 and chat.last_add is None
         (pending,) = m.pending(user_id="u")
@@ -180,6 +142,36 @@ def test_extraction_failure_still_answers_and_keeps_the_turn_pending(
         # nothing said is lost: the turn itself is stored, and searchable
         assert [f.text for f in m.get_all(user_id="u", kind="turn")] == ["I'm allergic to peanuts."]
     assert len(server.requests) == 1  # a refusal (4xx) is not retried
+
+
+def test_a_timestamp_per_call(mem: Memory, clock: Any) -> None:
+    said = []
+    chat = with_memory(lambda q, c: said.append(c) or "ok", mem, user_id="ana")
+    chat("I moved to Porto last spring.", timestamp="2025-05-01T09:00:00Z")
+    (turn,) = mem.get_all(user_id="ana", kind="turn")
+    assert turn.created_at.isoformat() == "2025-05-01T09:00:00+00:00"
+    assert chat.last_add is not None and all(
+        mem.get(i, user_id="ana").created_at == turn.created_at for i in chat.last_add.ids
+    )
+    # a recall as of a time before anything was said finds what was said (times only score)
+    assert chat("where do I live?", timestamp=datetime(2025, 6, 1, tzinfo=timezone.utc)).hits
+    with pytest.raises(InvalidInputError):
+        chat("hello?", timestamp="not a time")
+
+
+def test_as_a_context_manager_it_closes_what_it_opened(store_path: str, embedder: Any) -> None:
+    with with_memory(lambda q, c: "ok", user_id="ana", path=store_path, background=True) as chat:
+        chat("I'm vegetarian.")
+        opened = chat.memory
+    with pytest.raises(StoreError):  # closed: its store is released...
+        opened.get_all(user_id="ana")
+    with Memory(path=store_path, embedder=embedder) as again:  # ...so the path opens again
+        assert [f.text for f in again.get_all(user_id="ana", kind="turn")] == ["I'm vegetarian."]
+        with with_memory(lambda q, c: "ok", again, user_id="ana") as chat:
+            chat("I like tea.")
+        assert again.get_all(user_id="ana")  # a Memory passed in stays open: it is the caller's
+    with pytest.raises(InvalidInputError, match="not both"):
+        with_memory(lambda q, c: "ok", again, user_id="ana", path=store_path)
 
 
 # -- answer_question on the OpenAI-compatible client ---------------------------------------------
@@ -195,6 +187,22 @@ def test_answer_question_sends_plain_text_request(scripted: Any) -> None:
     assert system["role"] == "system" and system["content"].count(block) == 1
     assert "Sunday 01 March 2026" in system["content"] and "$" not in system["content"]
     assert user == {"role": "user", "content": "what am I allergic to?"}
+
+
+def test_answer_question_is_an_answer_fn_as_it_is(
+    scripted: Any, mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # no functools.partial: the LLM the environment names answers
+    server = scripted(text_reply="A lentil curry.")
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+    monkeypatch.setenv("MEM_PIPELINE_LLM_MODEL", "m")
+    mem.add("I'm vegetarian.", user_id="ana")
+    reply = with_memory(answer_question, mem, user_id="ana")("what should I cook?")
+    assert reply.answer == "A lentil curry." and reply.hits
+    assert server.requests[0]["model"] == "m" and "vegetarian" in server.requests[0]["messages"][0]["content"]
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    with pytest.raises(ConfigError, match="answer_question needs an LLM"):
+        answer_question("hi?", "")
 
 
 def test_answer_question_errors_are_ours(scripted: Any) -> None:
@@ -215,6 +223,7 @@ def test_cli_chat_shows_memories_used(
     server = scripted(text_reply="You are allergic to peanuts.", json_reply=EXTRACTED)
     monkeypatch.setenv("OPENAI_BASE_URL", server.url)
     monkeypatch.setenv("OPENAI_API_KEY", "k")
+    monkeypatch.setenv("MEM_PIPELINE_LLM", "openai")  # extraction by the LLM too (opt-in)
     monkeypatch.setattr("sys.stdin", io.StringIO("I'm allergic to peanuts.\nwhat am I allergic to?\n"))
     assert cli_main(["chat", "--user", "u", "--path", ":memory:"]) == 0
     out = capsys.readouterr().out

@@ -91,7 +91,11 @@ def test_sigkill_during_adds_loses_nothing_acknowledged(store_path, embedder, ca
     rng = random.Random(int(os.environ.get("MEM_PIPELINE_CRASH_SEED", "8")))
     # a pending turn (the LLM endpoint refuses: nothing listens on port 9) must survive the crashes
     cfg = MemoryConfig(
-        path=store_path, llm_base_url="http://127.0.0.1:9/v1", llm_api_key="k", llm_max_retries=0
+        path=store_path,
+        llm="openai",
+        llm_base_url="http://127.0.0.1:9/v1",
+        llm_api_key="k",
+        llm_max_retries=0,
     )
     with Memory(config=cfg, embedder=embedder) as m, pytest.raises(ExtractionPendingError):
         m.add("I'm allergic to peanuts.", user_id="ana")

@@ -51,3 +51,25 @@ def test_offline_correction_supersedes_and_keeps_history(mem, clock) -> None:
         h.id for h in mem.search("where does my sister live", user_id="u", include_invalid=True).hits
     ]
     assert [e.event for e in mem.history(old, user_id="u")] == ["ADD", "SUPERSEDE"]
+
+
+def test_a_change_of_the_same_thing_supersedes_without_a_slot(mem, clock) -> None:
+    (old,) = mem.add("My go-to coffee is a flat white, every single morning.", user_id="u").ids
+    clock.advance(days=40)
+    res = mem.add("These days I'm all about cold brew, flat whites feel too milky for me now.", user_id="u")
+    assert res.count("SUPERSEDE") == 1 and res.events[0].previous_id == old
+    assert "a change of" in res.events[0].reason
+    # a change cue alone, about something else, replaces nothing
+    res = mem.add("These days I walk to work.", user_id="u")
+    assert res.count("ADD") == 1 and res.count("SUPERSEDE") == 0
+
+
+def test_saying_the_old_value_stopped_after_the_move_is_no_second_fact(mem, clock) -> None:
+    (old,) = mem.add("I'm based in Manchester.", user_id="u").ids
+    clock.advance(days=30)
+    res = mem.add("We finally moved to Leeds last weekend. I don't live in Manchester anymore.", user_id="u")
+    assert [e.event for e in res.events] == ["SUPERSEDE", "NOOP"]
+    assert "already replaced" in res.events[1].reason
+    facts = [f.text for f in mem.get_all(user_id="u", kind="fact")]
+    assert len(facts) == 1 and "Leeds" in facts[0]
+    assert not mem.get(old, user_id="u").is_valid

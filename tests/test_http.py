@@ -93,7 +93,13 @@ def test_round_trip_add_search_get_history_delete(server: Server) -> None:
         assert body["hits"][0]["id"] == fid
         assert {"source", "parts", "created_at"} <= set(body["hits"][0])
         assert "<memory-data>" in body["prompt"] and "vegetarian" in body["prompt"]
-        assert c.get(f"/v1/memories/{fid}").json()["text"] == "I am vegetarian and I love hiking."
+        fact = c.get(f"/v1/memories/{fid}").json()
+        assert fact["text"] == "I am vegetarian and I love hiking."
+        # one naming with Python (StoredFact.is_valid), the CLI and MCP; times in UTC with a Z
+        assert fact["is_valid"] is True and fact["invalid_at"] is None and "valid" not in fact
+        assert fact["created_at"].endswith("Z") and body["hits"][0]["created_at"].endswith("Z")
+        assert body["hits"][0]["is_valid"] is True
+        assert set(fact) == set(server.memory.get(fid, user_id="ana", tenant="acme").brief())
         assert [f["id"] for f in c.get("/v1/memories").json()] == [fid]
         fb = c.post("/v1/feedback", json={"ids": [fid], "helped": True, "query": "cook"})
         assert fb.status_code == 200 and fb.json()["facts"] == 1

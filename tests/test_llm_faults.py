@@ -162,6 +162,7 @@ def test_failed_extraction_goes_to_pending_then_retry(server, embedder, clock) -
     s = server([])  # every call fails
     cfg = MemoryConfig(
         path=":memory:",
+        llm="openai",
         llm_base_url=s.url,
         llm_api_key="k",
         llm_model="fault",
@@ -212,7 +213,7 @@ def test_grounding_rejects_invented_fact_from_the_model(server, embedder, clock)
         }
     )
     s = server([_completion(invented)])
-    cfg = MemoryConfig(path=":memory:", llm_base_url=s.url, llm_api_key="k", llm_model="fault")
+    cfg = MemoryConfig(path=":memory:", llm="openai", llm_base_url=s.url, llm_api_key="k", llm_model="fault")
     m = Memory(config=cfg, embedder=embedder, clock=clock)
     res = m.add("I love sunny weather. What's it like today?", user_id="u")
     assert [e.event for e in res.events] == ["REJECT", "ADD"]

@@ -91,6 +91,11 @@ def test_mcp_remember_recall_association_feedback_forget(tmp_path: Path) -> None
                 listed = await _call(session, "list_memories")
                 assert backoff_id not in {f["id"] for f in listed["facts"]}
                 assert len(listed["facts"]) == 3
+                # named as in Python, the CLI and HTTP: is_valid, times in UTC with a Z
+                assert set(listed["facts"][0]) == {"id", "kind", "text", "concepts", "created_at", "is_valid"}
+                assert listed["facts"][0]["is_valid"] is True
+                assert listed["facts"][0]["created_at"].endswith("Z")
+                assert r2["hits"][0]["created_at"].endswith("Z") and r2["hits"][0]["is_valid"]
 
                 bad = await session.call_tool("forget_fact", {"fact_id": backoff_id})
                 assert bad.is_error and "NotFoundError" in bad.content[0].text  # type: ignore[union-attr]

@@ -232,11 +232,8 @@ def test_cli_never_raises(
         "prune": ["prune", "--path", path, "--user", user, "--apply", "--min-strength", "0.5"],
     }[cmd]
     argv = [a for a in argv if "\x00" not in a]  # argv of a real process cannot hold NUL
-    try:
-        code = main(argv)
-    except SystemExit as e:  # argparse refusing the command line itself (e.g. a text starting with "-")
-        code = e.code  # type: ignore[assignment]
-    assert code in (0, 2)
+    code = main(argv)  # argparse refusing the command line itself (e.g. a text starting with "-"): 2
+    assert code in (0, 1, 2)  # 1: an id that names no fact of the user
     capsys.readouterr()
 
 

@@ -64,7 +64,7 @@ def hit_of(
         concepts=list(p.get("concepts") or []),
         metadata=json_copy(meta) if isinstance(meta, dict) else {},
         created_at=datetime.fromtimestamp(float(p["created_ts"]), tz=timezone.utc),
-        valid=p.get("invalid_ts") is None,
+        is_valid=p.get("invalid_ts") is None,
         parts=parts,
         via=via,
     )

@@ -26,6 +26,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
+import threading
+import weakref
 
 from qdrant_client import QdrantClient
 
@@ -58,6 +61,16 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+#: Embedded stores open in this process, by real path: a second open of the same path says so
+#: (the engines' own locks would call this process "another process").
+_OPEN: weakref.WeakValueDictionary[str, QdrantStore] = weakref.WeakValueDictionary()
+_OPEN_LOCK = threading.Lock()
+
+LOCKED_HINT = (
+    "Only one process can use an embedded store: close the other one, use another path, or share "
+    "the store through `mem-pipeline serve` or a Qdrant server (url=, QDRANT_URL, --url)."
+)
 
 ENGINES = ("edge", "local")
 #: The embedded engine of a new store, chosen by measurement (``python -m eval.bench``):
@@ -107,6 +120,38 @@ class QdrantStore(FactStore, JournalStore, ConceptStore, RepairStore):
         which other processes may write, keeps none."""
         if path and url:
             raise InvalidInputError("give either path= (embedded) or url= (server), not both")
+        real = os.path.realpath(path) if path and path != ":memory:" and not url else None
+        with _OPEN_LOCK:
+            if real is not None and real in _OPEN:
+                raise StoreLockedError(
+                    f"the embedded store at {path} is already open in this process: another Memory "
+                    "holds it. Use that Memory, or close it first (memory.close(), or open it as "
+                    "`with Memory(...) as memory:` so that it closes itself)."
+                )
+            store = cls._open(path, url, api_key, embedder_id, dimensions, prefix, engine, payload_cache)
+            if real is not None:
+                _OPEN[real] = store
+        return store
+
+    @classmethod
+    def _open(
+        cls,
+        path: str | None,
+        url: str | None,
+        api_key: str | None,
+        embedder_id: str,
+        dimensions: int,
+        prefix: str,
+        engine: str | None,
+        payload_cache: int,
+    ) -> QdrantStore:
+        if path and path != ":memory:" and not url:
+            try:
+                os.makedirs(path, mode=0o700, exist_ok=True)
+            except OSError as e:
+                if os.path.isfile(path):
+                    raise StoreError(f"cannot use {path} as the store directory: it is a file") from e
+                raise StoreError(f"cannot create the store directory {path}: {e.strerror or e}") from e
         client: QdrantClient | EdgeClient
         try:
             if url:
@@ -122,9 +167,7 @@ class QdrantStore(FactStore, JournalStore, ConceptStore, RepairStore):
         except RuntimeError as e:
             if "already accessed" in str(e):
                 raise StoreLockedError(
-                    f"the embedded store at {path} is open in another process. Only one process "
-                    "can use an embedded store: close the other one, use another path, or run a "
-                    "Qdrant server and pass url= (QDRANT_URL)."
+                    f"the embedded store at {path} is open in another process. {LOCKED_HINT}"
                 ) from e
             raise StoreError(f"could not open the store: {e}") from e
         except (StoreError, InvalidInputError):
@@ -153,6 +196,10 @@ class QdrantStore(FactStore, JournalStore, ConceptStore, RepairStore):
             self.client.close()
         if self._path:
             secure_tree(self._path)
+            with _OPEN_LOCK:
+                real = os.path.realpath(self._path)
+                if _OPEN.get(real) is self:
+                    del _OPEN[real]
 
     @property
     def engine(self) -> str:

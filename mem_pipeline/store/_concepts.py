@@ -108,6 +108,17 @@ class ConceptStore(StoreBase):
             recs, _ = self.client.scroll(self.facts, scroll_filter=flt, limit=limit, with_payload=False)
         return sorted(str(r.id) for r in recs)
 
+    def concept_layer(self, scope: Scope) -> tuple[dict[str, float], list[dict[str, Any]]]:
+        """The user's whole concept layer, for a person to look at: concept name -> fact count,
+        and the payload of every link."""
+        counts = {
+            str(p["name"]): float(p.get("count", 0.0))
+            for r in self._scroll(self.concepts, user_filter(scope))
+            if (p := r.payload or {}).get("name")
+        }
+        links = [dict(r.payload or {}) for r in self._scroll(self.links, user_filter(scope))]
+        return counts, links
+
     def unembedded_concepts(self, scope: Scope | None = None) -> list[tuple[str, dict[str, Any]]]:
         """(id, payload) of the concepts (of one user, or everyone's) written without their
         name vector."""

@@ -132,8 +132,8 @@ class EdgeClient:
             self._lockfile = None
             raise StoreLockedError(
                 f"the embedded store at {path} is open in another process. Only one process "
-                "can use an embedded store: close the other one, use another path, or run a "
-                "Qdrant server and pass url= (QDRANT_URL)."
+                "can use an embedded store: close the other one, use another path, or share the "
+                "store through `mem-pipeline serve` or a Qdrant server (url=, QDRANT_URL, --url)."
             ) from e
         self._meta_path = self.root / "collections.json"
         self._shards: dict[str, Shard] = {}

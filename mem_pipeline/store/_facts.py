@@ -322,6 +322,14 @@ class FactStore(StoreBase):
         keys.sort()
         return keys
 
+    def user_ids(self, tenant: str, limit: int = 1000) -> list[str]:
+        """The distinct users of ``tenant`` with facts or turns (most points first, at most
+        ``limit``): a facet over the user index, without reading facts."""
+        flt = models.Filter(must=[models.FieldCondition(key="tenant", match=models.MatchValue(value=tenant))])
+        with self._translate("listing users"):
+            resp = self.client.facet(self.facts, key="user_id", facet_filter=flt, limit=limit)
+        return [str(h.value) for h in resp.hits]
+
     def speakers(self, scope: Scope, limit: int = 1000) -> list[str]:
         """The distinct ``metadata["speaker"]`` values of this scope's facts (most frequent
         first, at most ``limit``): a facet over the speaker index, without reading facts; kept

@@ -115,10 +115,11 @@ class Slot:
 
 def slot_of(text: str, speaker: str = "the user") -> Slot | None:
     """The slot ``text`` sets, or None when it names none (or only tells history: "When I lived
-    in Lisbon I cycled"). ``speaker``: whom the first person is."""
+    in Lisbon I cycled", or is a proposal the user agreed to: "I agreed: ..."). ``speaker``:
+    whom the first person is."""
     low = text.lower()
-    if _HISTORY.search(text):
-        return None
+    if _HISTORY.search(text) or low.startswith("i agreed:"):
+        return None  # history, or an assistant's proposal the user took up: sets no attribute
     family = next((name for name, pattern in _FAMILIES if pattern.search(low)), None)
     if family is None:
         return None

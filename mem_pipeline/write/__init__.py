@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from datetime import datetime
 from typing import Any
 
@@ -218,7 +219,7 @@ class Writer:
             with self.parts.lock, self.parts.journaled(scope, "add"):
                 for k in range(start, min(start + WRITE_CHUNK, len(facts))):
                     f, slot = facts[k], slots[k]
-                    decision = _still_valid(self.parts, scope, decisions[k])
+                    decision = _still_valid(self.parts, scope, decisions[k], slot, set(result.ids))
                     fmeta = dict(meta)
                     speaker = _speaker(msgs, f)
                     if speaker and "speaker" not in fmeta:
@@ -346,19 +347,35 @@ def _speaker(msgs: Sequence[Message], f: ExtractedFact) -> str | None:
     return next((msgs[i].name for i in f.source_turns if 0 <= i < len(msgs) and msgs[i].name), None)
 
 
-def _still_valid(parts: Parts, scope: Scope, d: Decision | None) -> Decision:
+def _still_valid(
+    parts: Parts,
+    scope: Scope,
+    d: Decision | None,
+    slot: Slot | None = None,
+    written: AbstractSet[str] = frozenset(),
+) -> Decision:
     """A decision made before the lock was taken, checked again under it: a target another
-    writer removed or replaced meanwhile turns a SUPERSEDE or UPDATE into an ADD."""
+    writer removed or replaced meanwhile turns a SUPERSEDE or UPDATE into an ADD; a statement
+    that the value stopped, whose target a fact of this same ``add`` (``written``) already
+    replaced ("We moved to Leeds. I don't live in Manchester anymore."), is a NOOP: the change
+    is recorded, and "not in Manchester" would only stand beside Leeds as a fact about
+    Manchester."""
     if d is None:
         return Decision("ADD", reason="undecided")
     if d.target is None or d.action == "ADD":
         return d
-    live = {
-        f.id: f
-        for f in parts.store.get_facts(d.target.scope, [d.target.id, *(f.id for f in d.also)])
-        if f.is_valid
-    }
+    stored = {f.id: f for f in parts.store.get_facts(d.target.scope, [d.target.id, *(f.id for f in d.also)])}
+    live = {fid: f for fid, f in stored.items() if f.is_valid}
     if d.target.id not in live:
+        gone = stored.get(d.target.id)
+        if (
+            d.action == "SUPERSEDE"
+            and slot is not None
+            and slot.stopped
+            and gone is not None
+            and gone.superseded_by in written
+        ):
+            return Decision("NOOP", target=gone, reason=f"{d.reason}; this add already replaced it")
         return Decision("ADD", reason=f"{d.reason}; its target changed meanwhile")
     return Decision(
         d.action, live[d.target.id], d.text, d.reason, tuple(live[f.id] for f in d.also if f.id in live)

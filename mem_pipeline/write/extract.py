@@ -202,7 +202,7 @@ class LLMExtractor:
         if context:
             last = lines[context - 1].number
             earlier = (
-                f"9. Lines up to [{last}] were read before and are shown for context only: "
+                f"11. Lines up to [{last}] were read before and are shown for context only: "
                 "take no fact from them alone.\n"
             )
         return render_prompt(
@@ -254,7 +254,7 @@ class LLMExtractor:
         only from the window's context lines."""
         shown = {ln.number: ln.index for ln in win.lines}
         context = {ln.index for ln in win.lines[: win.context]}
-        cited = [shown[f.line]] if f.line in shown else []
+        cited = list(dict.fromkeys(shown[n] for n in f.lines if n in shown))
         if cited and all(i in context for i in cited):
             return None  # the window before took it
         text = _LABEL.sub("", " ".join(f.text.split()))  # a model that copied the line's label

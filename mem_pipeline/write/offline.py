@@ -223,6 +223,18 @@ class OfflineExtractor:
         return Extraction(facts=facts)
 
 
+_YOURS = [
+    (re.compile(r"\byou(?:['’]re| are)\b", re.IGNORECASE), "I am"),
+    (re.compile(r"\byou(?:['’]ve| have)\b", re.IGNORECASE), "I have"),
+    (re.compile(r"\byou(?:['’]ll| will)\b", re.IGNORECASE), "I will"),
+    (re.compile(r"\byou(?:['’]d| would)\b", re.IGNORECASE), "I would"),
+    (re.compile(r"\byourself\b", re.IGNORECASE), "myself"),
+    (re.compile(r"\byours\b", re.IGNORECASE), "mine"),
+    (re.compile(r"\byour\b", re.IGNORECASE), "my"),
+    (re.compile(r"\byou\b", re.IGNORECASE), "I"),
+]
+
+
 def _agreed(prev: Message) -> list[str]:
     """What the user agreed to by a bare "yes" to the assistant's proposal just before: the
     proposal (its last question), as a statement ("Maybe book a flight to Rome?" -> "I agreed
@@ -236,6 +248,7 @@ def _agreed(prev: Message) -> list[str]:
     offer = re.sub(r"^(?:i |we )?remember that ", "", offer, flags=re.IGNORECASE)
     if not tokens(offer):
         return []
-    offer = re.sub(r"\byou\b", "I", re.sub(r"\byour\b", "my", offer))
+    for pattern, mine in _YOURS:
+        offer = pattern.sub(mine, offer)
     first = offer.split(" ", 1)[0]
     return [f"I agreed: {offer if first == 'I' else offer[0].lower() + offer[1:]}."]

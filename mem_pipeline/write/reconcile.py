@@ -14,10 +14,16 @@ The rules, in order (:func:`decide`; each decision says which rule made it):
 3. **A negated specific**: "She's in Nantes, not Rennes", "I'm 34 not 43" SUPERSEDE the stored
    fact that says the negated name or number.
 4. **Related** (cosine >= ``related_threshold``) with a correction cue ("actually", "moved",
-   "no longer"...): SUPERSEDE the nearest related fact; without a cue the offline rules stop
-   here and ADD, and an LLM reconciler (``prompts/reconcile.md``) may decide instead: ADD,
-   UPDATE (a merged sentence), SUPERSEDE or NOOP, for all such facts of an ``add`` in one call.
-5. Otherwise ADD.
+   "no longer"...): SUPERSEDE the nearest related fact.
+5. **A change of the same thing**: a statement that says something changed or ended ("these
+   days", "now", "gone off", "changed my mind", "left", "sold") and shares a topic word with a
+   stored fact of cosine >= 0.4 ("cold brew ... flat whites feel too milky now" after "my
+   go-to coffee is a flat white"), or a name with one of cosine >= 0.3 ("Left Google in
+   September" after "I work at Google"), SUPERSEDEs the nearest such fact. Without a cue the
+   offline rules stop here and ADD a related fact, and an LLM reconciler
+   (``prompts/reconcile.md``) may decide instead: ADD, UPDATE (a merged sentence), SUPERSEDE
+   or NOOP, for all such facts of an ``add`` in one call.
+6. Otherwise ADD.
 
 A decision is a plain value; ``write.apply`` carries it out and writes the history.
 """
@@ -32,6 +38,7 @@ from typing import Literal, Protocol
 
 from ..llm import LLMClient, render_prompt
 from ..models import ExtractedFact, ReconcileBatch, StoredFact
+from ..text.lexical import STOPWORDS, content_words
 from ..text.slots import Slot, changes
 from ..text.voice import conflicting_specifics, third_person
 
@@ -117,10 +124,56 @@ def decide(
     if cued and has_correction_cue(text):
         f, s = cued[0]
         return Decision("SUPERSEDE", target=f, reason=f"correction cue, other specifics (cosine {s:.3f})")
+    if changes(text) or _ENDED.search(text):
+        for f, s in neighbours:
+            shared = _topic(text) & _topic(f.text)
+            names = _names(text) & _names(f.text)
+            if (s >= 0.4 and shared) or (s >= 0.3 and names):
+                said = ", ".join(sorted(names or shared)[:3])
+                return Decision("SUPERSEDE", target=f, reason=f"a change of {said} (cosine {s:.3f})")
     if related:
         return None
     nearest = f"nearest cosine {neighbours[0][1]:.3f}" if neighbours else "no stored fact is similar"
     return Decision("ADD", reason=nearest)
+
+
+_NEGATION = re.compile(r"\b(?:not|no|never|n['’]t|didn['’]t|don['’]t|doesn['’]t|isn['’]t|wasn['’]t)\b", re.I)
+#: Words saying that something ended or changed, beyond the slot cues (``text.slots``).
+_ENDED = re.compile(
+    r"\b(?:gone off|went off|done with|over (?:it|them)|changed my mind|from now on|converted|sold|"
+    r"got rid of|replaced|didn['’]t last|not into|no more|moved (?:on|out)|ex)\b",
+    re.IGNORECASE,
+)
+#: Words of change and time that say nothing of what a fact is about.
+_NOT_TOPIC = frozenset(
+    content_words(
+        "now days these nowadays again anymore longer changed change mind switched started stopped quit "
+        "left gone done moved new old always never really honestly just still everything thing things "
+        "like love prefer want feel feels time times day week month year today lot"
+    )
+)
+
+
+def _topic(text: str) -> set[str]:
+    """What a statement is about, roughly: its content words (stems) but words of change, time
+    and liking."""
+    return {w for w in content_words(text) if w not in _NOT_TOPIC and not w.isdigit()}
+
+
+def _names(text: str) -> set[str]:
+    """Capitalised words after the first (names of people, places, companies), lowercased."""
+    words = re.findall(r"[A-Za-z][\w'’-]*", text)
+    return {
+        w.lower()
+        for w in words[1:]
+        if w[0].isupper() and len(w) > 1 and w.lower() not in STOPWORDS and w.lower() not in _CALENDAR
+    }
+
+
+_CALENDAR = frozenset(
+    "january february march april may june july august september october november december "
+    "monday tuesday wednesday thursday friday saturday sunday".split()
+)
 
 
 def _after_negation(text: str, name: str) -> str:
@@ -138,17 +191,25 @@ def _by_slot(fact: ExtractedFact, slot: Slot, in_slot: Sequence[tuple[StoredFact
     past = [(f, s) for f, s in in_slot if not f.is_valid]
     value = set(slot.value)
     where = f"{slot.subject}/{slot.family}"
+    # "I'm vegetarian again, the fish thing didn't last" mentions fish without confirming it
+    negated = bool(_NEGATION.search(fact.text))
     if slot.stopped:
         hit = [f for f, s in current if not value or value & set(s.value) or not s.value]
         if hit:
             return Decision("SUPERSEDE", target=hit[0], also=tuple(hit[1:]), reason=f"{where}: stopped")
         return None
     same = [
-        f for f, s in current if value and (value <= set(s.value) or set(s.value) <= value) and not s.stopped
+        f
+        for f, s in current
+        if value and (value <= set(s.value) or (set(s.value) <= value and not negated)) and not s.stopped
     ]
     if same:
         return Decision("REINFORCE", target=same[0], reason=f"{where}: the same value, a confirmation")
-    other = [f for f, s in current if not (value and (value <= set(s.value) or set(s.value) <= value))]
+    other = [
+        f
+        for f, s in current
+        if not (value and (value <= set(s.value) or (set(s.value) <= value and not negated)))
+    ]
     if other and (slot.single or changes(fact.text)):
         reversal = any(value and value & set(s.value) for _, s in past)
         why = "a reversal to an earlier value" if reversal else "a new value"
