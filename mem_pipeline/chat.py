@@ -20,6 +20,12 @@ the pending id, and still returns the answer. ``background=True`` adds the turn 
 thread, so a slow LLM extraction never delays its answer; the next call (or ``flush()``,
 ``close()``) waits for it, so every recall sees all earlier turns.
 
+A recall alone strengthens nothing. The hits the answer used (:func:`used_hits`: it repeats
+words of the hit that the question did not say) count as used, as a small helpful
+:meth:`Memory.feedback <mem_pipeline.memory.Memory.feedback>` (``use_weight``, 0.25 by
+default; 0 turns it off): one more use each (reinforcement, bounded) and a nudge to the links
+from the question's concepts to theirs. ``chat.last_used`` lists their ids.
+
 :func:`answer_question` is a ready ``answer_fn`` on our OpenAI-compatible :class:`LLMClient`
 (prompt: ``prompts/answer.md``): ``with_memory(answer_question, ...)``.
 """
@@ -28,7 +34,8 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
@@ -41,8 +48,17 @@ from .llm import LLMClient, TextCompletion, render_prompt
 from .memory import Memory
 from .models import AddResult, utcnow
 from .recall import Hit
+from .text.lexical import content_words, stem
 
-__all__ = ["ChatReply", "MemoryChat", "answer_question", "answer_with_llm", "default_llm", "with_memory"]
+__all__ = [
+    "ChatReply",
+    "MemoryChat",
+    "answer_question",
+    "answer_with_llm",
+    "default_llm",
+    "used_hits",
+    "with_memory",
+]
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +69,27 @@ StructuredOutput = Literal["auto", "json_schema", "json_object"]
 
 #: What ``context`` says when nothing is remembered (plain-text placeholder for the prompt).
 NO_MEMORY = "(nothing remembered yet)"
+
+
+_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}")
+
+
+def used_hits(question: str, answer: str, hits: Sequence[Hit]) -> list[Hit]:
+    """The hits an answer used: it says a name of the hit (a capitalised word not opening a
+    sentence) or two of its content words that the question did not say. Echoing the question
+    uses nothing; an answer that ignores the context uses nothing. Pure."""
+    said = set(content_words(answer))
+    if not said:
+        return []
+    asked = set(content_words(question))
+    out = []
+    for h in hits:
+        new = set(content_words(h.text)) - asked
+        names = {stem(w.lower()) for w in _NAME.findall(h.text)} - asked
+        shared = new & said
+        if len(shared) >= 2 or shared & names:
+            out.append(h)
+    return out
 
 
 class ChatReply(NamedTuple):
@@ -91,6 +128,7 @@ class MemoryChat:
         max_tokens: int | None = 800,
         background: bool = False,
         owns_memory: bool = False,
+        use_weight: float = 0.25,
     ) -> None:
         if not callable(answer_fn):
             raise TypeError("answer_fn must be a callable answer_fn(question, context) -> str")
@@ -106,6 +144,11 @@ class MemoryChat:
         self.max_tokens = max_tokens
         self.last_add: AddResult | None = None
         self.pending_ids: list[str] = []
+        if not 0.0 <= use_weight <= 1.0:
+            raise InvalidInputError("use_weight must be in [0, 1]")
+        self.use_weight = use_weight
+        #: ids of the hits the last answer used (see :func:`used_hits`)
+        self.last_used: list[str] = []
         self._owns_memory = owns_memory
         self._executor = (
             ThreadPoolExecutor(max_workers=1, thread_name_prefix="mem-add") if background else None
@@ -123,6 +166,16 @@ class MemoryChat:
         answer = self.answer_fn(question, context)
         if not isinstance(answer, str):
             raise TypeError(f"answer_fn must return a str, got {type(answer).__name__}")
+        used = [h.id for h in used_hits(question, answer, recall.hits)]
+        self.last_used = used
+        if used and self.use_weight > 0:
+            self.memory.feedback(
+                used,
+                self.use_weight,
+                query=question,
+                user_id=self.scope["user_id"],
+                tenant=self.scope["tenant"],
+            )
         turn = [{"role": "user", "content": question}]
         if answer.strip():
             turn.append({"role": "assistant", "content": answer})
@@ -179,6 +232,7 @@ def with_memory(
     limit: int = 5,
     max_tokens: int | None = 800,
     background: bool = False,
+    use_weight: float = 0.25,
 ) -> MemoryChat:
     """Wrap ``answer_fn(question, context) -> str`` with recall before and remembering after.
 
@@ -203,6 +257,7 @@ def with_memory(
             max_tokens=max_tokens,
             background=background,
             owns_memory=owns,
+            use_weight=use_weight,
         )
     except BaseException:
         if owns:

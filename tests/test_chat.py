@@ -34,6 +34,7 @@ from mem_pipeline import (
     answer_question,
     with_memory,
 )
+from mem_pipeline.chat import used_hits
 from mem_pipeline.cli import main as cli_main
 from mem_pipeline.llm import LLMClient
 
@@ -345,3 +346,50 @@ def test_qa_slice_end_to_end_on_cassettes(
         assert all(isinstance(a["answer"], str) for a in row["answers"].values())
     assert (tmp_path / "qa.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (tmp_path / "qa.md").read_text().startswith("### handwritten_conversations.json")
+
+
+# -- reinforcement on use -----------------------------------------------------------------------
+def _hit(text: str) -> Any:
+    import uuid
+
+    from mem_pipeline.models import Category
+    from mem_pipeline.recall import Hit
+
+    return Hit(
+        id=str(uuid.uuid4()),
+        text=text,
+        concepts=[],
+        metadata={},
+        score=1.0,
+        source="semantic",
+        category=Category("other"),
+        created_at=datetime(2026, 1, 1, tzinfo=timezone.utc),
+    )
+
+
+def test_used_hits_needs_the_answer_to_repeat_what_the_hit_adds() -> None:
+    porto = _hit("Actually I moved to Porto last spring.")
+    thai = _hit("I really love spicy Thai food.")
+    q = "Where do I live now?"
+    assert used_hits(q, "You live in Porto.", [porto, thai]) == [porto]  # a name of the hit
+    assert used_hits(q, "I don't know where you live.", [porto, thai]) == []  # echo of the question
+    assert used_hits("What should I eat?", "Something spicy, maybe Thai food!", [porto, thai]) == [thai]
+    assert used_hits("What should I eat?", "Pasta.", [porto, thai]) == []
+    assert used_hits(q, "", [porto]) == []
+
+
+def test_a_recall_strengthens_only_what_the_answer_used(mem: Memory) -> None:
+    mem.add("I live in Porto.", user_id="ana")
+    mem.add("I really love spicy Thai food.", user_id="ana")
+    chat = with_memory(lambda q, c: "You live in Porto, by the sea.", mem, user_id="ana", limit=5)
+    reply = chat("Where do I live?")
+    by_text = {f.text: f for f in mem.get_all(user_id="ana")}
+    porto = by_text["I live in Porto."]
+    assert porto.id in [h.id for h in reply.hits] and chat.last_used == [porto.id]
+    assert porto.recalls == 1 and by_text["I really love spicy Thai food."].recalls == 0
+    # an answer that used nothing strengthens nothing, and use_weight=0 turns it off
+    with_memory(lambda q, c: "No idea.", mem, user_id="ana")("Where do I live?")
+    with_memory(lambda q, c: "Porto.", mem, user_id="ana", use_weight=0)("Where do I live?")
+    assert mem.get(porto.id, user_id="ana").recalls == 1
+    with pytest.raises(InvalidInputError):
+        with_memory(lambda q, c: "", mem, user_id="ana", use_weight=2)
