@@ -2,11 +2,12 @@
 
     python -m eval.bench                                   # edge 1k/10k/100k, local 1k
     python -m eval.bench --sizes 1000 10000 --local-sizes 1000 10000 --json out.json
+    python -m eval.bench --sizes 30000 300000 --local-sizes --per-user 100 --json out.json
 
 **Data.** Synthetic first-person facts from five sentence templates filled from fixed word
 lists (activities, names, places, foods, times, relations) with a seeded RNG; a pool of
-``--pool`` distinct sentences is embedded once with the real local embedder, and each of the
-100 users gets ``size / 100`` distinct sentences of the pool (users repeat each other, as real
+``--pool`` distinct sentences is embedded once with the real local embedder, and each user
+gets its share of distinct sentences of the pool (users repeat each other, as real
 users do; nobody repeats themself). Queries are questions built from the same slots ("who did I
 go hiking with in Porto?"), distinct within a run, each asked of a random user.
 
@@ -18,20 +19,26 @@ add throughput row is measured separately with the plain model: new turns added 
 built store in batches of 50, embedding included.
 
 **Recall.** In a fresh process that opens the built store: ``Memory.search(limit=5)`` with the
-plain model and an empty embedding cache (each
-query is new), read-only (no reinforcement), links on and off, in steady state: each user has
-been recalled once since the store was opened (that first recall, which fills the per-process
-concept caches of the user, is reported apart as ``first_recall_per_user``). **Floor**: the model's time
-to embed the query + the engine's own filtered dense query for the same user, candidate_pool (80) points with
-payloads, as the pipeline's first stage asks it (edge: ``EdgeShard.query``; local:
-``QdrantClient.query_points``): the least any recall on that engine can cost.
-``overhead`` = pipeline p50 / floor p50.
+plain model and an empty embedding cache (each query is new), read-only (no reinforcement),
+over a sample of at most ``--queries`` users. **Cold and warm**: each sampled user's first
+recall after the open (nothing of the user read yet: the payload and concept caches hold none
+of it), then, once every sampled user had one, a second recall of each with another question;
+``cold_over_warm`` is the ratio of their medians. **Steady**: ``--queries`` recalls of random
+sampled users, links on and off. **Floors**: the model's time to embed the query + the
+engine's own filtered dense query for the same user, candidate_pool points, as the pipeline's
+first stage asked it before the payload cache (with payloads: ``floor``) and as it asks it now
+(ids and scores only: ``floor_ids_only``; edge: ``EdgeShard.query``; local:
+``QdrantClient.query_points``): the least any recall on that engine can cost. ``overhead`` =
+pipeline p50 / floor p50.
 
 **Memory, disk, reopen.** A child process opens the built store (time to open: reopen), runs
-20 queries, and reports what its resident memory grew by since before the open (the model
-loaded): private memory (``RssAnon``) and mapped file pages (``RssFile``: WAL and segments in
-the page cache, reclaimable); disk is the blocks the store directory holds (and its apparent
-size).
+``--rss-queries`` recalls, each of another user in turn (as many users as queries, up to all),
+and reports what its resident memory grew by since before the open (the model loaded):
+private memory (``RssAnon``) and mapped file pages (``RssFile``: WAL and segments in the page
+cache, reclaimable); disk is the blocks the store directory holds (and its apparent size).
+
+**Users.** 100 by default (``size / 100`` facts each); ``--per-user N`` gives ``size / N`` users
+of N facts each (the scaling runs: 30k, 100k and 300k facts, 100 a user).
 
 Output: a table on stdout and JSON (``--json``). Times swing on shared machines: compare the
 ratios, and take medians of several runs (``--repeat``).
@@ -159,12 +166,18 @@ def _du(path: Path, *, apparent: bool = False) -> int:
 
 
 def build(
-    path: Path, engine: str, size: int, pool: list[str], embedder: TableEmbedder, seed: int
+    path: Path,
+    engine: str,
+    size: int,
+    pool: list[str],
+    embedder: TableEmbedder,
+    seed: int,
+    n_users: int = USERS,
 ) -> tuple[float, list[str]]:
-    """Fill a store with ``size`` facts over USERS users; returns (seconds, user ids)."""
+    """Fill a store with ``size`` facts over ``n_users`` users; returns (seconds, user ids)."""
     rng = random.Random(seed)
-    per_user = size // USERS
-    users = [f"user{u:03d}" for u in range(USERS)]
+    per_user = size // n_users
+    users = [f"user{u:04d}" for u in range(n_users)]
     m = Memory(config=MemoryConfig(path=str(path), engine=engine), embedder=embedder)
     t0 = time.perf_counter()
     with tqdm(total=size, desc=f"build {engine} {size:,}", unit="fact", leave=False) as bar:
@@ -179,8 +192,10 @@ def build(
     return took, users
 
 
-def floor_query(m: Memory, engine: str, vec: Any, user: str) -> None:
-    """The engine's own filtered dense query, as the pipeline's first stage would ask it."""
+def floor_query(m: Memory, engine: str, vec: Any, user: str, *, payload: bool = True) -> None:
+    """The engine's own filtered dense query for ``candidate_pool`` points, as the pipeline's
+    first stage would ask it: with their payloads (as it did before the payload cache), or
+    ids and scores only (as it does now)."""
     from qdrant_client import models
 
     flt = scope_filter(Scope.of(user, "default", None, None))
@@ -196,7 +211,7 @@ def floor_query(m: Memory, engine: str, vec: Any, user: str) -> None:
                 limit=m.config.candidate_pool,
                 query=qe.Query.Nearest([float(x) for x in vec], using="dense"),
                 filter=_filter(flt),
-                with_payload=True,
+                with_payload=payload,
             )
         )
     else:
@@ -206,57 +221,70 @@ def floor_query(m: Memory, engine: str, vec: Any, user: str) -> None:
             using="dense",
             query_filter=models.Filter(must=flt.must),
             limit=m.config.candidate_pool,
-            with_payload=True,
+            with_payload=payload,
         )
+
+
+def _timed(fn: Any) -> float:
+    t = time.perf_counter()
+    fn()
+    return (time.perf_counter() - t) * 1000
 
 
 def measure_recall(
     path: Path, engine: str, users: list[str], model: LocalEmbedder, n: int, seed: int
 ) -> dict[str, Any]:
+    """Recall latency in a process that has just opened the store. **Cold vs warm**: for a
+    sample of users (at most ``n``), each user's first recall after the open (nothing of the
+    user read yet: caches empty) and then, after every sampled user had one, a second recall
+    of each with another question; the ratio is of the medians, and the median of the paired
+    per-user ratios. **Steady**: ``n`` recalls of random sampled users, links on and off.
+    **Floors**: the query's embedding + the engine's filtered dense query, with payloads and
+    ids only."""
     rng = random.Random(seed)
-    qs = questions(3 * n + 2 * len(users), seed)
-    warm_on, warm_off = qs[3 * n : 3 * n + len(users)], qs[3 * n + len(users) :]
-    out: dict[str, Any] = {}
+    sample = rng.sample(users, min(n, len(users)))
+    qs = questions(5 * n + 2 * len(sample), seed)
+    out: dict[str, Any] = {"sampled_users": len(sample)}
     for label, cfg in (
         ("links_on", {"expand_links": True}),
         ("links_off", {"expand_links": False, "concept_boost": 0.0}),
     ):
-        m = Memory(
-            config=MemoryConfig(path=str(path), engine=engine, **cfg),
-            embedder=model,
-        )
-        batch = qs[:n] if label == "links_on" else qs[n : 2 * n]
-        warm = warm_on if label == "links_on" else warm_off
-        cold = []
-        for u, q in zip(users, warm):  # first recall of each user after open: caches fill
-            t = time.perf_counter()
-            m.search(q, user_id=u)
-            cold.append((time.perf_counter() - t) * 1000)
+        m = Memory(config=MemoryConfig(path=str(path), engine=engine, **cfg), embedder=model)
+        search = m.search
         if label == "links_on":
-            out["first_recall_per_user"] = {"p50_ms": _pct(cold, 50), "p95_ms": _pct(cold, 95)}
-        times = []
-        for q in tqdm(batch, desc=f"recall {engine} {label}", leave=False):
-            user = rng.choice(users)
-            t = time.perf_counter()
-            m.search(q, user_id=user, limit=5)
-            times.append((time.perf_counter() - t) * 1000)
+            first = [_timed(lambda u=u, q=q, s=search: s(q, user_id=u)) for u, q in zip(sample, qs[5 * n :])]
+            second = [
+                _timed(lambda u=u, q=q, s=search: s(q, user_id=u))
+                for u, q in zip(sample, qs[5 * n + len(sample) :])
+            ]
+            out["cold_first_recall"] = {"p50_ms": _pct(first, 50), "p95_ms": _pct(first, 95)}
+            out["warm_second_recall"] = {"p50_ms": _pct(second, 50), "p95_ms": _pct(second, 95)}
+            out["cold_over_warm"] = _pct(first, 50) / _pct(second, 50)
+            out["cold_over_warm_paired_median"] = float(np.median(np.array(first) / np.array(second)))
+        batch = qs[:n] if label == "links_on" else qs[n : 2 * n]
+        times = [
+            _timed(lambda q=q, s=search: s(q, user_id=rng.choice(sample), limit=5))
+            for q in tqdm(batch, desc=f"recall {engine} {label}", leave=False)
+        ]
         out[label] = {"p50_ms": _pct(times, 50), "p95_ms": _pct(times, 95)}
-        if label == "links_off":  # the floor, on the same open store
-            ftimes, etimes = [], []
-            for q in qs[2 * n : 3 * n]:
-                user = rng.choice(users)
-                t = time.perf_counter()
-                vec = model.embed_batch([q])[0]
-                t1 = time.perf_counter()
-                floor_query(m, engine, vec, user)
-                t2 = time.perf_counter()
-                ftimes.append((t2 - t) * 1000)
-                etimes.append((t1 - t) * 1000)
-            out["floor"] = {"p50_ms": _pct(ftimes, 50), "p95_ms": _pct(ftimes, 95)}
-            out["embed_p50_ms"] = _pct(etimes, 50)
+        if label == "links_off":  # the floors, on the same open store
+            for key, payload, start in (("floor", True, 2 * n), ("floor_ids_only", False, 3 * n)):
+                ftimes, etimes = [], []
+                for q in qs[start : start + n]:
+                    user = rng.choice(sample)
+                    t = time.perf_counter()
+                    vec = model.embed_batch([q])[0]
+                    t1 = time.perf_counter()
+                    floor_query(m, engine, vec, user, payload=payload)
+                    ftimes.append((time.perf_counter() - t) * 1000)
+                    etimes.append((t1 - t) * 1000)
+                out[key] = {"p50_ms": _pct(ftimes, 50), "p95_ms": _pct(ftimes, 95)}
+                out["embed_p50_ms"] = _pct(etimes, 50)
         m.close()
-    out["overhead_links_on"] = out["links_on"]["p50_ms"] / out["floor"]["p50_ms"]
-    out["overhead_links_off"] = out["links_off"]["p50_ms"] / out["floor"]["p50_ms"]
+    for key in ("floor", "floor_ids_only"):
+        suffix = "" if key == "floor" else "_ids_only"
+        out[f"overhead_links_on{suffix}"] = out["links_on"]["p50_ms"] / out[key]["p50_ms"]
+        out[f"overhead_links_off{suffix}"] = out["links_off"]["p50_ms"] / out[key]["p50_ms"]
     return out
 
 
@@ -328,6 +356,7 @@ _CHILD = textwrap.dedent(
         return out
     path, engine = sys.argv[1], sys.argv[2]
     users = json.loads(sys.argv[3])
+    queries = int(sys.argv[4])
     model = LocalEmbedder()
     model.embed_batch(["warm"])
     before = rss()
@@ -335,20 +364,22 @@ _CHILD = textwrap.dedent(
     m = Memory(config=MemoryConfig(path=path, engine=engine),
                embedder=model)
     opened = time.perf_counter() - t
-    for i, u in enumerate(users[:20]):
-        m.search(f"what did I do in Porto {i}", user_id=u)
+    at_open = rss()
+    for i in range(queries):  # users in turn: as many distinct users as there are queries
+        m.search(f"what did I do in Porto {i}", user_id=users[i % len(users)])
     after = rss()
     m.close()
     print(json.dumps({"reopen_s": opened,
+                      "rss_open_mb": (at_open["RssAnon"] - before["RssAnon"]) / 1024,
                       "rss_mb": (after["RssAnon"] - before["RssAnon"]) / 1024,
                       "rss_file_mb": (after["RssFile"] - before["RssFile"]) / 1024}))
     """
 )
 
 
-def measure_reopen(path: Path, engine: str, users: list[str]) -> dict[str, float]:
+def measure_reopen(path: Path, engine: str, users: list[str], queries: int) -> dict[str, float]:
     out = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(path), engine, json.dumps(users)],
+        [sys.executable, "-c", _CHILD, str(path), engine, json.dumps(users), str(queries)],
         capture_output=True,
         text=True,
         check=True,
@@ -359,7 +390,7 @@ def measure_reopen(path: Path, engine: str, users: list[str]) -> dict[str, float
 def run(args: argparse.Namespace) -> dict[str, Any]:
     model = LocalEmbedder()
     biggest = max([*args.sizes, *args.local_sizes])
-    pool = sentence_pool(max(args.pool, biggest // USERS + 1))
+    pool = sentence_pool(max(args.pool, (args.per_user or biggest // USERS) + 1))
     t = time.perf_counter()
     table: dict[str, np.ndarray] = {}
     for i in tqdm(range(0, len(pool), 256), desc=f"embed pool of {len(pool):,}", leave=False):
@@ -373,14 +404,22 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     plan = [("edge", s) for s in args.sizes] + [("local", s) for s in args.local_sizes]
     for engine, size in plan:
         runs = []
+        n_users = size // args.per_user if args.per_user else USERS
         for r in range(args.repeat):
-            path = root / f"{engine}_{size}_{r}"
-            shutil.rmtree(path, ignore_errors=True)
-            build_s, users = build(path, engine, size, pool, embedder, seed=r)
+            path = root / f"{engine}_{size}_{n_users}u_{r}"
+            marker = path / "bench_build.json"
+            if args.reuse and marker.exists():  # built by an earlier run: measured again
+                built = json.loads(marker.read_text())
+                build_s, users = float(built["build_s"]), list(built["users"])
+            else:
+                shutil.rmtree(path, ignore_errors=True)
+                build_s, users = build(path, engine, size, pool, embedder, seed=r, n_users=n_users)
+                marker.write_text(json.dumps({"build_s": build_s, "users": users}))
             row: dict[str, Any] = {
+                "build_s": build_s,
                 "build_facts_per_s": size / build_s,
                 **_in_child("measure_recall", str(path), engine, users, args.queries, 100 + r),
-                **measure_reopen(path, engine, users),
+                **measure_reopen(path, engine, random.Random(r).sample(users, len(users)), args.rss_queries),
                 "disk_mb": _du(path) / 2**20,
                 "disk_apparent_mb": _du(path, apparent=True) / 2**20,
             }
@@ -388,7 +427,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             runs.append(row)
             if not args.keep:
                 shutil.rmtree(path, ignore_errors=True)
-        results.append({"engine": engine, "facts": size, "users": USERS, **_median(runs), "runs": len(runs)})
+        row = {"engine": engine, "facts": size, "users": n_users, **_median(runs), "runs": len(runs)}
+        results.append(row)
         _print_row(results[-1])
     if not args.dir and not args.keep:
         shutil.rmtree(root, ignore_errors=True)
@@ -396,9 +436,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "pool_sentences": len(pool),
         "pool_embed_s": pool_s,
         "queries_per_setting": args.queries,
-        "rss_note": "rss_mb: private (anonymous) resident memory a child gains by opening the store "
-        "and running 20 recalls; rss_file_mb: file pages it maps meanwhile (page cache: WAL, "
-        "segments; shared and reclaimable)",
+        "rss_note": f"rss_mb: private (anonymous) resident memory a child gains by opening the "
+        f"store and running {args.rss_queries} recalls, one user after another (rss_open_mb: by "
+        "opening it); rss_file_mb: file pages it maps meanwhile (page cache: WAL, segments; "
+        "shared and reclaimable)",
         "disk_note": "disk_mb: blocks allocated; disk_apparent_mb: file sizes (WAL files are 32 MiB)",
         "results": results,
         "python_peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
@@ -416,9 +457,9 @@ def _median(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 _HEADER = (
-    f"{'engine':6} {'facts':>8} | {'recall p50/p95 ms':>18} {'links off':>13} | {'floor p50':>9} "
-    f"{'overhead':>8} | {'add t/s':>7} {'new c.':>6} {'floor':>6} {'build f/s':>9} | "
-    f"{'RSS MB':>6} {'+file':>6} {'disk MB':>7} {'reopen s':>8}"
+    f"{'engine':6} {'facts':>8} {'users':>6} | {'recall p50/p95 ms':>18} {'links off':>13} | "
+    f"{'cold/warm p50 ms':>17} | {'floor p50 (ids)':>15} {'overhead':>8} | {'add t/s':>7} "
+    f"{'build s':>8} | {'RSS MB':>6} {'+file':>6} {'disk MB':>7} {'reopen s':>8}"
 )
 
 
@@ -428,12 +469,14 @@ def _print_row(r: dict[str, Any]) -> None:
         print("-" * len(_HEADER))
         _print_row.done = True  # type: ignore[attr-defined]
     on, off = r["links_on"], r["links_off"]
+    cold, warm = r["cold_first_recall"]["p50_ms"], r["warm_second_recall"]["p50_ms"]
     print(
-        f"{r['engine']:6} {int(r['facts']):>8,} | {on['p50_ms']:>8.1f} / {on['p95_ms']:>6.1f}  "
-        f"{off['p50_ms']:>5.1f} / {off['p95_ms']:>5.1f} | {r['floor']['p50_ms']:>9.1f} "
-        f"{r['overhead_links_on']:>7.2f}x | {r['add_turns_per_s']:>7.0f} "
-        f"{r['add_new_concept_turns_per_s']:>6.0f} {r['add_floor_turns_per_s']:>6.0f} "
-        f"{r['build_facts_per_s']:>9.0f} | "
+        f"{r['engine']:6} {int(r['facts']):>8,} {int(r['users']):>6,} | {on['p50_ms']:>8.1f} / "
+        f"{on['p95_ms']:>6.1f}  {off['p50_ms']:>5.1f} / {off['p95_ms']:>5.1f} | "
+        f"{cold:>7.1f} / {warm:>7.1f} | "
+        f"{r['floor']['p50_ms']:>6.1f} ({r['floor_ids_only']['p50_ms']:>5.1f}) "
+        f"{r['overhead_links_on_ids_only']:>7.2f}x | {r['add_turns_per_s']:>7.0f} "
+        f"{r['build_s']:>8.0f} | "
         f"{r['rss_mb']:>6.0f} {r['rss_file_mb']:>6.0f} {r['disk_mb']:>7.1f} {r['reopen_s']:>8.2f}",
         flush=True,
     )
@@ -449,6 +492,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=1, help="runs per size; the median is reported")
     ap.add_argument("--dir", help="where to build the stores (default: a temporary directory)")
     ap.add_argument("--keep", action="store_true", help="keep the stores")
+    ap.add_argument("--per-user", type=int, help="facts per user (users = size / this; default: 100 users)")
+    ap.add_argument("--rss-queries", type=int, default=500, help="recalls of the memory/reopen child")
+    ap.add_argument("--reuse", action="store_true", help="measure stores --dir already holds again")
     ap.add_argument("--json", help="write the results here")
     args = ap.parse_args(argv)
     out = run(args)
