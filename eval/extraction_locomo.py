@@ -77,6 +77,8 @@ KS = (5, 10, 20)
 VIEWS = ("facts", "facts_and_turns", "turns")
 #: the match rule's cosine (fact, observation), chosen on eval/data/extraction_match_labels.jsonl
 MATCH_THRESHOLD = 0.60
+#: how many lines apart a fact's turn and an observation's may be (0: the same turn)
+MATCH_NEAR = 0
 #: the support rule's cosine (fact, one of its cited turns), chosen on the same file
 SUPPORT_THRESHOLD = 0.50
 LABELS = Path(__file__).parent / "data" / "extraction_match_labels.jsonl"
@@ -134,14 +136,31 @@ def sha(text: str) -> str:
 
 
 # -- the pure scoring ------------------------------------------------------------------------------
+def line_of(dia_id: str) -> tuple[int, int]:
+    """"D3:12" -> (3, 12)."""
+    session, line = dia_id.lstrip("D").split(":")
+    return int(session), int(line)
+
+
+def turn_distance(a: Iterable[str], b: Iterable[str]) -> int | None:
+    """The fewest lines between a turn of ``a`` and one of ``b`` in the same session (0: a
+    shared turn); None when they share no session."""
+    la, lb = [line_of(d) for d in a], [line_of(d) for d in b]
+    gaps = [abs(x - y) for s, x in la for t, y in lb if s == t]
+    return min(gaps, default=None)
+
+
 def match_matrix(
-    facts: Sequence[Fact], obs: Sequence[Observation], sims: np.ndarray, threshold: float = MATCH_THRESHOLD
+    facts: Sequence[Fact], obs: Sequence[Observation], sims: np.ndarray, threshold: float = MATCH_THRESHOLD,
+    near: int = MATCH_NEAR,
 ) -> np.ndarray:
-    """``M[i, j]``: fact i matches observation j (cites one of its turns, cosine >= threshold)."""
+    """``M[i, j]``: fact i matches observation j: it cites one of its turns (or, with ``near``,
+    a turn at most that many lines away) and their cosine is at least ``threshold``."""
     m = np.zeros((len(facts), len(obs)), dtype=bool)
     for i, f in enumerate(facts):
         for j, o in enumerate(obs):
-            m[i, j] = bool(f.dia_ids & o.dia_ids) and float(sims[i, j]) >= threshold
+            gap = turn_distance(f.dia_ids, o.dia_ids)
+            m[i, j] = gap is not None and gap <= near and float(sims[i, j]) >= threshold
     return m
 
 
@@ -520,7 +539,8 @@ def memory_for(args: argparse.Namespace, embedder: LocalEmbedder, gold: GoldExtr
     if args.extractor == "llm":
         cfg = MemoryConfig(path=":memory:", llm_base_url=args.llm_url, llm_api_key="local",
                            llm_model=args.model, llm_timeout_s=args.timeout,
-                           llm_context_tokens=args.context_tokens)
+                           llm_context_tokens=args.context_tokens,
+                           extract_output_tokens=args.output_tokens)
         return Memory(config=cfg, embedder=embedder)
     return Memory(config=MemoryConfig(path=":memory:"), embedder=embedder, extractor=gold)
 
@@ -579,6 +599,8 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> dict[str, Any]:
                        "rule": "fact cites a turn of the observation and cosine >= match_threshold; "
                                "supported: cosine with a cited turn >= support_threshold"},
         "model": args.model if args.extractor in ("llm", "mem0") else None,
+        "llm_settings": {"context_tokens": args.context_tokens, "output_tokens": args.output_tokens,
+                         "timeout_s": args.timeout} if args.extractor == "llm" else None,
         "llm_url": args.llm_url if args.extractor in ("llm", "mem0") else None,
         "setup": setup, "embedder": embedder.model_id, "elapsed_s": round(time.perf_counter() - started, 1),
         "conversations": per_conv, "facts": rows,
@@ -693,7 +715,14 @@ def fit_labels(args: argparse.Namespace) -> dict[str, Any]:
             texts[(blob["extractor"], f["key"])] = (f["text"], f["dia_ids"])
     labels = [json.loads(x) for x in LABELS.read_text().splitlines() if x.strip()]
     embedder = LocalEmbedder()
-    match_s, match_y, sup_s, sup_y, stale = [], [], [], [], 0
+    match_c: list[float] = []  # cosine of each labelled pair
+    match_gap: list[int | None] = []  # lines between the fact's and the observation's turns
+    match_y: list[bool] = []
+    match_stratum: list[str] = []
+    sup_s: list[float] = []
+    sup_y: list[bool] = []
+    per_extractor: dict[str, Counter[str]] = {}
+    stale = 0
     for lab in labels:
         key = (lab["extractor"], lab["fact"])
         if key not in texts or sha(texts[key][0]) != lab["sha"]:
@@ -705,11 +734,13 @@ def fit_labels(args: argparse.Namespace) -> dict[str, Any]:
             session = int(lab["obs"].split(":")[0])
             o = next(o for o in observations(raws[conv.sample_id], [session]) if o.id == lab["obs"])
             s = float(embedder.embed_batch([text, o.text]).prod(axis=0).sum())
-            same = bool(set(dias) & o.dia_ids)
-            match_s.append(s if same else -1.0)
+            gap = turn_distance(dias, o.dia_ids)
+            match_c.append(s)
+            match_gap.append(gap)
             match_y.append(bool(lab["match"]))
+            match_stratum.append(lab.get("stratum", "random"))
             if args.show:
-                print(f"{'MATCH' if lab['match'] else 'no   '} cos {s:.2f} same-turn {same}\n  F {text}\n"
+                print(f"{'MATCH' if lab['match'] else 'no   '} cos {s:.2f} lines apart {gap}\n  F {text}\n"
                       f"  O {o.text}")
         else:
             src = [f"{t.speaker}: {t.text}" for t in conv.turns if t.dia_id in dias]
@@ -718,25 +749,47 @@ def fit_labels(args: argparse.Namespace) -> dict[str, Any]:
                               names_someone(text, conv.speakers))
             sup_s.append(s)
             sup_y.append(bool(lab["supported"]))
+            tally = per_extractor.setdefault(lab["extractor"], Counter())
+            tally["supported" if lab["supported"] else "not"] += 1
             if args.show:
                 print(f"{'SUPP ' if lab['supported'] else 'unsup'} cos {s:.2f}\n  F {text}\n"
                       f"  T {' | '.join(src)}")
-    mt, ma = choose_threshold(match_s, match_y)
+    def rule(near: int) -> list[float]:  # the match rule's score: the cosine, if near enough
+        return [c if g is not None and g <= near else -1.0 for c, g in zip(match_c, match_gap)]
+
+    rules = {}
+    for near in (0, 1, 2):
+        t, a = choose_threshold(rule(near), match_y)
+        rules[f"near {near}"] = {"best_threshold": t, "agreement": round(a, 4),
+                                 "by_threshold": {str(x): round(agreement(rule(near), match_y, x), 4)
+                                                  for x in (0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8)}}
+    match_s = rule(MATCH_NEAR)
+    strata = {}
+    for name in sorted(set(match_stratum)):
+        idx = [i for i, x in enumerate(match_stratum) if x == name]
+        said = [match_s[i] >= MATCH_THRESHOLD for i in idx]
+        truth = [match_y[i] for i in idx]
+        strata[name] = {"pairs": len(idx), "positives": sum(truth),
+                        "agreement_at_used": round(sum(a == b for a, b in zip(said, truth)) / len(idx), 4),
+                        "rule_says_match": sum(said),
+                        "true_matches_found": sum(a and b for a, b in zip(said, truth))}
     st, sa = choose_threshold(sup_s, sup_y)
     res = {
         "labels": str(LABELS.relative_to(Path(__file__).parent.parent)), "stale_or_missing": stale,
-        "match": {"pairs": len(match_y), "positives": sum(match_y), "best_threshold": mt,
-                  "agreement": round(ma, 4),
+        "match": {"pairs": len(match_y), "positives": sum(match_y),
                   "agreement_at_used": round(agreement(match_s, match_y, MATCH_THRESHOLD), 4),
-                  "by_threshold": {str(t): round(agreement(match_s, match_y, t), 4)
-                                   for t in (0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8)}},
+                  "by_stratum": strata, "rules": rules},
         "support": {"facts": len(sup_y), "positives": sum(sup_y), "best_threshold": st,
                     "agreement": round(sa, 4),
                     "agreement_at_used": round(agreement(sup_s, sup_y, SUPPORT_THRESHOLD), 4),
                     "by_threshold": {str(t): round(agreement(sup_s, sup_y, t), 4)
                                      for t in (0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7)}},
-        "used": {"match_threshold": MATCH_THRESHOLD, "support_threshold": SUPPORT_THRESHOLD},
-        "scores": {"match": [[round(s, 4), y] for s, y in zip(match_s, match_y)],
+        "labelled_precision": {ex: {"supported": c["supported"], "facts": sum(c.values()),
+                                    "share": round(c["supported"] / sum(c.values()), 4)}
+                               for ex, c in per_extractor.items()},
+        "used": {"match_threshold": MATCH_THRESHOLD, "match_near": MATCH_NEAR,
+                 "support_threshold": SUPPORT_THRESHOLD},
+        "scores": {"match": [[round(c, 4), g, y] for c, g, y in zip(match_c, match_gap, match_y)],
                    "support": [[round(s, 4), y] for s, y in zip(sup_s, sup_y)]},
     }
     return res
@@ -754,10 +807,6 @@ def label_candidates(args: argparse.Namespace) -> list[dict[str, Any]]:
     ex = blob["extractor"]
     embedder = LocalEmbedder()
 
-    def line(dia: str) -> tuple[int, int]:
-        a, b = dia[1:].split(":")
-        return int(a), int(b)
-
     pairs, facts = [], []
     for f in blob["facts"]:
         cid, session = f["key"].split("/")[0], int(f["key"].split("/")[1])
@@ -767,22 +816,26 @@ def label_candidates(args: argparse.Namespace) -> list[dict[str, Any]]:
             continue
         conv = convs[cid]
         by_dia = {t.dia_id: t for t in conv.turns}
-        mine = [line(d) for d in f["dia_ids"]]
         facts.append({"extractor": ex, "fact": f["key"], "sha": sha(f["text"]), "_text": f["text"],
                       "_turns": [f"{by_dia[d].speaker}: {by_dia[d].text}" for d in f["dia_ids"]]})
         for o in observations(raws[cid], [session]):
-            near = any(a == c and abs(b - d) <= 2 for a, b in mine for c, d in map(line, o.dia_ids))
-            if near:
+            gap = turn_distance(f["dia_ids"], o.dia_ids)
+            if gap is not None and gap <= 2:
                 pairs.append({"extractor": ex, "fact": f["key"], "sha": sha(f["text"]), "obs": o.id,
                               "_text": f["text"], "_obs": o.text,
                               "_same_turn": bool(set(f["dia_ids"]) & o.dia_ids)})
-    pairs.sort(key=lambda p: sha(p["fact"] + p["obs"]))
-    facts.sort(key=lambda p: sha(p["fact"]))
-    pairs, facts = pairs[: args.label_sample], facts[: args.label_sample // 2]
+    labelled = [json.loads(x) for x in LABELS.read_text().splitlines() if x.strip()]
+    done = {(x["extractor"], x["fact"], x.get("obs")) for x in labelled}
     for p in pairs:
         v = embedder.embed_batch([p["_text"], p["_obs"]])
         p["_cos"] = round(float(v[0] @ v[1]), 3)
-    return pairs + facts
+    pairs = [p for p in pairs if p["_cos"] >= args.label_min_cos and (ex, p["fact"], p["obs"]) not in done]
+    facts = [f for f in facts if (ex, f["fact"], None) not in done]
+    pairs.sort(key=lambda p: sha(p["fact"] + p["obs"]))
+    facts.sort(key=lambda p: sha(p["fact"]))
+    stratum = "random" if args.label_min_cos <= -1 else f"cos>={args.label_min_cos}"
+    pairs = [{**p, "stratum": stratum} for p in pairs[: args.label_sample]]
+    return pairs + (facts[: args.label_sample // 2] if stratum == "random" else [])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -796,6 +849,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--llm-url", default=os.environ.get("OPENAI_BASE_URL", "http://127.0.0.1:8089/v1"))
     ap.add_argument("--model", default="qwen", help="model name sent to the server")
     ap.add_argument("--context-tokens", type=int, default=8192, help="the LLM server's context")
+    ap.add_argument("--output-tokens", type=int, default=MemoryConfig().extract_output_tokens,
+                    help="MemoryConfig.extract_output_tokens: the most tokens one extraction answer may take")
     ap.add_argument("--timeout", type=float, default=1800.0,
                     help="seconds per LLM call (a shared server queues)")
     ap.add_argument("--match-threshold", type=float, default=MATCH_THRESHOLD)
@@ -812,6 +867,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--label-candidates", default=None, metavar="DUMP",
                     help="print the pairs and facts of a fact dump offered for labelling (with texts)")
     ap.add_argument("--label-sample", type=int, default=60, help="pairs per dump for --label-candidates")
+    ap.add_argument("--label-min-cos", type=float, default=-1.0,
+                    help="with --label-candidates: only pairs this similar (the boundary stratum)")
     ap.add_argument("--show", action="store_true", help="with --fit-labels: print every labelled pair")
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
     args = ap.parse_args(argv)
