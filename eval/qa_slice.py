@@ -47,15 +47,18 @@ from typing import Any
 from pydantic import BaseModel
 from tqdm import tqdm
 
+from eval.extraction_locomo import GoldExtractor, ingest, observations, raw_conversations
 from eval.retrieval import CATEGORY_NAMES, Conversation, Scores, Turn, load, recall_rows
 from mem_pipeline import LLMError, LocalEmbedder, Memory, MemoryConfig, Recall
 from mem_pipeline.chat import answer_with_llm
 from mem_pipeline.llm import LLMClient, render_prompt
 
-PIPELINES = ("memory", "none", "full")
+PIPELINES = ("memory", "none", "full", "facts", "turns")
+#: run unless --pipelines says otherwise ("facts" and "turns" need an extracting --ingest)
+DEFAULT_PIPELINES = ("memory", "none", "full")
 #: the order of the calls: "full" first, so its long shared prefix is evaluated once per
 #: conversation by a server with a prompt cache (llama.cpp keeps the last prompt's KV cache)
-_CALL_ORDER = ("full", "memory", "none")
+_CALL_ORDER = ("full", "memory", "facts", "turns", "none")
 
 
 class Judgement(BaseModel):
@@ -143,6 +146,15 @@ def memory_context(recall: Recall, limit: int, max_tokens: int) -> str:
 
 
 # -- the run -----------------------------------------------------------------------------------
+def kind_context(mem: Memory, conv: Conversation, question: str, kind: str, now: Any, limit: int,
+                 max_tokens: int) -> str:
+    """The product's prompt block (``Recall.to_prompt``) of the top ``limit`` hits of one kind:
+    "fact" (the facts block) or "turn" (the turns block), from the same store."""
+    recall = mem.search(question, user_id=conv.sample_id, limit=limit, now=now, min_score=0,
+                        filters={"kind": kind})
+    return recall.to_prompt(max_tokens=max_tokens)
+
+
 def _ingest(mem: Memory, conv: Conversation) -> None:
     for t in conv.turns:
         mem.add(
@@ -174,9 +186,17 @@ def _answer(llm: LLMClient, question: str, context: str, today: str, answer_toke
     }
 
 
+def _dia_of(hit: Any, turn_dias: dict[str, set[str]], gold: Sequence[str]) -> str:
+    """One dia_id for a hit of an extracting store: an evidence turn if the hit is one or a fact
+    citing one (so a fact hit counts through its source turns), else any of its turns."""
+    own = turn_dias.get(hit.id, set()) | {d for s in hit.sources for d in turn_dias.get(s, ())}
+    return next((d for d in gold if d in own), min(own, default=""))
+
+
 def run(args: argparse.Namespace, llm: LLMClient | None) -> dict[str, Any]:
     t_start = time.perf_counter()
     convs = load(args.path, args.conversations)
+    raws = raw_conversations(args.path) if args.ingest != "raw" else {}
     if args.conversations:  # keep the order given on the command line
         convs.sort(key=lambda c: args.conversations.index(c.sample_id))
     if args.max_conversations:
@@ -188,6 +208,7 @@ def run(args: argparse.Namespace, llm: LLMClient | None) -> dict[str, Any]:
     depth = max([*ks, args.limit])
     embedder = LocalEmbedder()
     cfg = MemoryConfig(path=":memory:")
+    extracting = args.ingest != "raw"
     scores = Scores(ks)
     rows: list[dict[str, Any]] = []
     wall: dict[str, float] = {}  # wall-clock seconds of each pipeline's answers, all questions
@@ -199,35 +220,38 @@ def run(args: argparse.Namespace, llm: LLMClient | None) -> dict[str, Any]:
             questions = conv.questions[: args.questions or None]
             now = conv.last_time + timedelta(days=1)
             today = now.strftime("%A %d %B %Y")
-            with Memory(config=cfg, embedder=embedder) as mem:
+            gold = GoldExtractor() if args.ingest == "gold" else None
+            with Memory(config=cfg, embedder=embedder, extractor=gold) as mem:
                 bar.set_postfix_str(f"{conv.sample_id}: ingest")
-                _ingest(mem, conv)
-                bar.update(len(conv.turns))
+                if extracting:  # each session in one add, extraction on (eval.extraction_locomo)
+                    sessions = sorted({t.session for t in conv.turns})
+                    obs = observations(raws[conv.sample_id], sessions)
+                    ingested = ingest(mem, conv, sessions, gold, obs, bar)
+                else:
+                    _ingest(mem, conv)
+                    bar.update(len(conv.turns))
                 conv_rows = []
                 for q in questions:
                     t0 = time.perf_counter()
                     recall = mem.search(q.question, user_id=conv.sample_id, limit=depth, now=now)
                     search_s = time.perf_counter() - t0
-                    ids = [h.metadata.get("dia_id", "") for h in recall.hits]
+                    if extracting:  # a hit's dia_id: an evidence turn among its own or its sources
+                        ids = [_dia_of(h, ingested.turn_dias, q.evidence) for h in recall.hits]
+                    else:
+                        ids = [h.metadata.get("dia_id", "") for h in recall.hits]
                     scores.add(q, ids[: max(ks)], search_s * 1000, conv.sample_id)
                     rank = scores.rows[-1]["rank"]
-                    conv_rows.append(
-                        {
-                            "conv": conv.sample_id,
-                            "category": q.category,
-                            "question": q.question,
-                            "gold": q.answer,
-                            "evidence": q.evidence,
-                            "rank": rank,
-                            "search_s": round(search_s, 4),
-                            "retrieved": ids[: args.limit],
-                            "_context": {
-                                "memory": memory_context(recall, args.limit, args.memory_tokens),
-                                "none": "",
-                            },
-                            "answers": {},
-                        }
-                    )
+                    conv_rows.append({
+                        "conv": conv.sample_id, "category": q.category, "question": q.question,
+                        "gold": q.answer, "evidence": q.evidence, "rank": rank,
+                        "search_s": round(search_s, 4), "retrieved": ids[: args.limit],
+                        "_context": {"memory": memory_context(recall, args.limit, args.memory_tokens),
+                                     "none": "",
+                                     **{pipe: kind_context(mem, conv, q.question, pipe[:-1], now, args.limit,
+                                                           args.memory_tokens)
+                                        for pipe in ("facts", "turns") if pipe in pipelines}},
+                        "answers": {},
+                    })
                     bar.update()
             if pipelines:
                 full, kept = full_context(conv.turns, args.full_tokens)
@@ -279,13 +303,10 @@ def run(args: argparse.Namespace, llm: LLMClient | None) -> dict[str, Any]:
         },
         "llm": {"model": llm.model, "base_url": llm.base_url} if llm is not None else None,
         "settings": {
-            "k": ks,
-            "limit": args.limit,
-            "memory_tokens": args.memory_tokens,
-            "full_tokens": args.full_tokens,
-            "answer_tokens": args.answer_tokens,
-            "questions_per_conversation": args.questions or "all",
-            "judge": args.judge,
+            "k": ks, "limit": args.limit, "memory_tokens": args.memory_tokens,
+            "full_tokens": args.full_tokens, "answer_tokens": args.answer_tokens,
+            "questions_per_conversation": args.questions or "all", "judge": args.judge,
+            "ingest": args.ingest,
             "concurrency": args.concurrency,
         },
         "seconds": round(time.perf_counter() - t_start, 1),
@@ -476,7 +497,13 @@ def main(argv: list[str] | None = None) -> int:
         help="budget of the full-context transcript (approximate tokens)",
     )
     ap.add_argument("--answer-tokens", type=int, default=64, help="max tokens of an answer")
-    ap.add_argument("--pipelines", nargs="+", choices=PIPELINES, default=list(PIPELINES))
+    ap.add_argument("--pipelines", nargs="+", choices=PIPELINES, default=list(DEFAULT_PIPELINES),
+                    help="facts / turns: the facts block / the turns block of the same store "
+                    "(top --limit hits of that kind; needs --ingest gold or offline)")
+    ap.add_argument("--ingest", choices=("raw", "gold", "offline"), default="raw",
+                    help="raw: every turn as a turn (infer=False); gold / offline: each session in "
+                    "one add with extraction on, LoCoMo's observations or the offline rules as the "
+                    "extractor (eval.extraction_locomo)")
     ap.add_argument("--judge", action="store_true", help="also grade answers with an LLM judge")
     ap.add_argument("--no-llm", action="store_true", help="retrieval only, even with an LLM configured")
     ap.add_argument("--model", default=None, help="answering model (default MEM_PIPELINE_LLM_MODEL)")
