@@ -36,7 +36,7 @@ from tenacity import (
 from .config import MemoryConfig
 from .errors import ConfigError, LLMError, LLMRetryError
 
-__all__ = ["Completion", "LLMClient", "TextCompletion", "render_prompt"]
+__all__ = ["Completion", "LLMClient", "TextCompletion", "complete_prefix", "render_prompt"]
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +65,40 @@ class Completion(Generic[T]):
     calls: int
     prompt_tokens: int
     completion_tokens: int
+    #: the answer hit ``max_tokens``: ``value`` holds the elements it completed before the cut
+    #: (:func:`complete_prefix`)
+    truncated: bool = False
+
+
+def complete_prefix(raw: str) -> str | None:
+    """A JSON answer cut off by the token limit, up to the last array element it completed and
+    closed there (``{"facts": [{...}, {...}, {"te`` -> ``{"facts": [{...}, {...}]}``); None when
+    it completed none. Pure."""
+    stack: list[str] = []
+    in_string = escaped = False
+    best: tuple[int, list[str]] | None = None
+    for i, ch in enumerate(raw):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+            continue
+        if ch == '"':
+            in_string = True
+        elif ch in "{[":
+            stack.append(ch)
+        elif ch in "}]":
+            if not stack or stack.pop() != ("{" if ch == "}" else "["):
+                return None  # not JSON: nothing to keep
+            if stack and stack[-1] == "[":
+                best = (i + 1, list(stack))
+    if best is None:
+        return None
+    end, open_ = best
+    return raw[:end] + "".join("}" if c == "{" else "]" for c in reversed(open_))
 
 
 @dataclass
@@ -201,11 +235,21 @@ class LLMClient:
                 completion_tokens += int(usage.completion_tokens or 0)
             choices = getattr(resp, "choices", None) or []
             raw = (choices[0].message.content or "") if choices else ""
+            cut = bool(choices) and getattr(choices[0], "finish_reason", None) == "length"
             try:
                 if not choices:
                     raise ValueError("the response had no choices")
                 value = schema.model_validate_json(raw)
             except (ValidationError, ValueError) as e:
+                kept = complete_prefix(raw) if cut else None
+                if kept is not None:  # cut by max_tokens: keep what it finished; asking again
+                    try:  # with a longer history would only be cut sooner
+                        value = schema.model_validate_json(kept)
+                    except (ValidationError, ValueError):
+                        pass
+                    else:
+                        log.info("LLM output hit max_tokens; kept its %d complete characters", len(kept))
+                        return Completion(value, raw, calls, prompt_tokens, completion_tokens, truncated=True)
                 error = str(e)[:1500]
                 log.info("LLM output failed validation (attempt %d): %s", attempt + 1, error)
                 messages = [

@@ -12,10 +12,19 @@ __all__ = ["ScriptedLLM"]
 
 class ScriptedLLM:
     """A local OpenAI-compatible endpoint: answers ``status`` to everything when set, else a
-    JSON request (response_format) with ``json_reply`` and a plain one with ``text_reply``."""
+    JSON request (response_format) with ``json_reply`` and a plain one with ``text_reply``,
+    giving ``finish_reason`` ("length": cut off by ``max_tokens``)."""
 
-    def __init__(self, *, status: int | None = None, text_reply: str = "", json_reply: str = "{}") -> None:
+    def __init__(
+        self,
+        *,
+        status: int | None = None,
+        text_reply: str = "",
+        json_reply: str = "{}",
+        finish_reason: str = "stop",
+    ) -> None:
         self.status, self.text_reply, self.json_reply = status, text_reply, json_reply
+        self.finish_reason = finish_reason
         self.requests: list[dict[str, Any]] = []
         outer = self
 
@@ -40,7 +49,7 @@ class ScriptedLLM:
                                 "choices": [
                                     {
                                         "index": 0,
-                                        "finish_reason": "stop",
+                                        "finish_reason": outer.finish_reason,
                                         "message": {"role": "assistant", "content": content},
                                     }
                                 ],

@@ -9,11 +9,12 @@ from datetime import datetime, timezone
 from typing import Any
 
 import pytest
+from _llm_server import ScriptedLLM
 
 from mem_pipeline.errors import LLMRetryError
-from mem_pipeline.llm import Completion
+from mem_pipeline.llm import Completion, LLMClient, complete_prefix
 from mem_pipeline.models import ExtractionOutput, Message
-from mem_pipeline.write.extract import LLMExtractor, estimate_tokens, lines_of, windows
+from mem_pipeline.write.extract import LLMExtractor, estimate_tokens, lines_of, rest_of, windows
 
 WHEN = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
 
@@ -31,7 +32,11 @@ class Scripted:
         reply = self.replies.pop(0) if self.replies else {"facts": []}
         if isinstance(reply, Exception):
             raise reply
-        return Completion(ExtractionOutput.model_validate(reply), json.dumps(reply), 1, 100, 20)
+        cut = isinstance(reply, tuple)  # ("cut", reply): the answer hit max_tokens
+        if cut:
+            reply = reply[1]
+        value = ExtractionOutput.model_validate(reply)
+        return Completion(value, json.dumps(reply), 1, 100, 20, truncated=cut)
 
 
 def _chat(n: int, words: int = 12) -> list[Message]:
@@ -191,3 +196,68 @@ def test_an_add_whose_window_failed_keeps_the_rest_and_pends_that_window(embedde
         assert len(m.get_all(user_id="u", kind="fact")) == 2
     finally:
         m.close()
+
+
+# -- answers cut off by the output limit -----------------------------------------------------------
+def test_complete_prefix_keeps_the_finished_elements() -> None:
+    whole = '{"facts": [{"text": "A {b} [c]", "lines": [1]}, {"text": "say \\"hi\\"", "lines": [2]}]}'
+    for cut in range(len(whole)):
+        kept = complete_prefix(whole[:cut])
+        if kept is not None:
+            facts = json.loads(kept)["facts"]
+            assert facts == json.loads(whole)["facts"][: len(facts)] and facts
+    assert json.loads(complete_prefix(whole[:-3]) or "") == {"facts": [{"text": "A {b} [c]", "lines": [1]}]}
+    assert complete_prefix('{"facts": [{"text": "A') is None
+    assert complete_prefix("not json ]") is None
+
+
+def test_the_client_keeps_what_a_cut_answer_finished() -> None:
+    cut = '{"facts": [{"text": "Caroline paints.", "about": "Caroline", "lines": [1]}, {"text": "Mel'
+    server = ScriptedLLM(json_reply=cut, finish_reason="length")
+    try:
+        llm = LLMClient(model="m", base_url=server.url, api_key="k", structured_output="json_object")
+        out = llm.complete(ExtractionOutput, "extract", max_tokens=50)
+        assert out.truncated and [f.text for f in out.value.facts] == ["Caroline paints."]
+        assert len(server.requests) == 1  # no re-ask: a longer prompt would be cut sooner
+        server.finish_reason = "stop"  # the same text, not cut: invalid JSON is re-asked
+        with pytest.raises(LLMRetryError):
+            LLMClient(model="m", base_url=server.url, api_key="k", reasks=1).complete(ExtractionOutput, "x")
+    finally:
+        server.close()
+
+
+def test_rest_of_a_cut_window() -> None:
+    lines = lines_of(_chat(10), budget=10_000)
+    win = windows(lines, budget=10_000, overlap=2)[0]
+    (rest,) = rest_of(win, [1, 3], overlap=2)
+    assert [ln.number for ln in rest.new] == list(range(4, 11))
+    assert [ln.number for ln in rest.lines[: rest.context]] == [2, 3]
+    halves = rest_of(win, [], overlap=2)  # nothing finished: split
+    assert [[ln.number for ln in w.new] for w in halves] == [[1, 2, 3, 4, 5], [6, 7, 8, 9, 10]]
+    assert rest_of(win, [10], overlap=2) == []
+    assert rest_of(windows(lines[:1], 10_000, 2)[0], [], overlap=2) == []
+
+
+def test_a_cut_answer_keeps_its_facts_and_the_rest_is_read_again() -> None:
+    msgs = [
+        Message(role="user", name="Caroline", content="I paint landscapes every weekend."),
+        Message(role="user", name="Melanie", content="I run marathons with my brother."),
+        Message(role="user", name="Caroline", content="I adopted a cat called Miso."),
+        Message(role="user", name="Melanie", content="I work as a nurse in Leeds."),
+    ]
+    llm = Scripted(
+        [
+            ("cut", {"facts": [{"text": "Caroline paints landscapes every weekend.", "lines": [1]}]}),
+            {"facts": [{"text": "Caroline adopted a cat called Miso.", "lines": [3]}]},
+        ]
+    )
+    ex = LLMExtractor(llm, context_tokens=4096, output_tokens=256, overlap=1)  # type: ignore[arg-type]
+    res = ex.extract(msgs, WHEN)
+    assert res.windows == 2 and len(llm.prompts) == 2
+    # line 1 is shown again for context only; lines 2 to 4, which the cut answer never reached, are new
+    assert "Lines up to [1] were read before" in llm.prompts[1]
+    assert "[2] Melanie" in llm.prompts[1] and "[4] Melanie" in llm.prompts[1]
+    assert [f.text for f in res.facts] == [
+        "Caroline paints landscapes every weekend.",
+        "Caroline adopted a cat called Miso.",
+    ]

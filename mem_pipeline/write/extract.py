@@ -9,12 +9,18 @@ the one before it for context; a fact taken only from those lines was the earlie
 take and is dropped. What the model returns is then made to hold: a fact cites lines of its
 window (else it is grounded to the window's line that best supports it, or left with none and
 rejected), names the person it is about, and has absolute dates (``text.dates``).
+
+An answer cut off by the output limit keeps the facts it finished (``Completion.truncated``),
+and the window's lines after the last one those facts cite are read again in a window of their
+own (:func:`rest_of`); a cut answer that finished none has its window split in two. Nothing
+the model did not get to is skipped silently.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -37,6 +43,7 @@ __all__ = [
     "Window",
     "estimate_tokens",
     "lines_of",
+    "rest_of",
     "windows",
 ]
 
@@ -167,6 +174,30 @@ def windows(lines: Sequence[Line], budget: int, overlap: int) -> list[Window]:
     return out
 
 
+def rest_of(win: Window, cited: Sequence[int], overlap: int) -> list[Window]:
+    """What is left to read of ``win`` after an answer cut off by the output limit whose
+    complete facts cite line numbers ``cited``: its new lines after the last cited one, with the
+    ``overlap`` lines before them as context; when none of its new lines was cited, its new
+    lines in two halves. Each window returned has fewer new lines than ``win`` (a window of one
+    new line has nothing left to split: [])."""
+    new = win.new
+    numbers = {ln.number for ln in new}
+    last = max((n for n in cited if n in numbers), default=None)
+    if last is None:
+        if len(new) < 2:
+            return []
+        half = len(new) // 2
+        first = Window(win.lines[: win.context] + new[:half], win.context)
+        ctx = new[:half][-overlap:] if overlap else ()
+        return [first, Window(tuple(ctx) + new[half:], len(ctx))]
+    done = [ln for ln in win.lines if ln.number <= last]
+    rest = tuple(ln for ln in new if ln.number > last)
+    if not rest:
+        return []
+    ctx = tuple(done[-overlap:]) if overlap else ()
+    return [Window(ctx + rest, len(ctx))]
+
+
 _USER = re.compile(r"^(?:the\s+)?user\b('s)?", re.IGNORECASE)
 _LABEL = re.compile(r"^(?:\[\d+\]\s*)?[A-Z][\w .'-]{0,40}:\s+")
 
@@ -219,7 +250,9 @@ class LLMExtractor:
         people = list(dict.fromkeys(m.name for m in messages if m.role == "user" and m.name))
         result = Extraction(facts=[])
         errors: list[LLMError] = []
-        for win in windows(lines_of(messages, self.budget), self.budget, self.overlap):
+        queue = deque(windows(lines_of(messages, self.budget), self.budget, self.overlap))
+        while queue:
+            win = queue.popleft()
             result.windows += 1
             prompt = self._prompt(win.lines, date, people, win.context)
             try:
@@ -237,6 +270,10 @@ class LLMExtractor:
                 fact = self._fact(f, win, messages, people, now, result)
                 if fact is not None:
                     result.facts.append(fact)
+            if out.truncated:
+                more = rest_of(win, [n for f in out.value.facts for n in f.lines], self.overlap)
+                log.info("an answer was cut at %d tokens: %d more windows", self.output_tokens, len(more))
+                queue.extendleft(reversed(more))
         if errors and len(result.failed) == result.windows:
             raise errors[-1]
         return result
