@@ -171,7 +171,7 @@ def _assert_session_properties(mem: Memory, user: str, msgs: list[Message], res)
 
 
 #: A multi-party session written for this test (two named people, relative dates), long
-#: enough for two windows at a 2,560-token context.
+#: enough for two windows at a 1,536-token context.
 SESSION = [
     (
         "Rosa",
@@ -213,8 +213,8 @@ def test_a_multi_party_session_in_windows(embedder, clock, record_mode) -> None:
         record_mode,
         embedder,
         clock,
-        llm_context_tokens=2560,
-        extract_output_tokens=768,
+        llm_context_tokens=1536,
+        extract_output_tokens=512,
     )
     msgs = [Message(role="user", name=n, content=t) for n, t in SESSION]
     with cassette:
@@ -238,7 +238,7 @@ LOCOMO = Path(
     not LOCOMO.exists(), reason=f"LoCoMo data not found at {LOCOMO} (set MEM_PIPELINE_LOCOMO)"
 )
 def test_a_whole_locomo_session_in_windows(embedder, clock, record_mode) -> None:
-    """Session 3 of conv-26 (23 turns) at a 3,072-token context. The cassette stores request
+    """Session 3 of conv-26 (23 turns) at a 2,560-token context. The cassette stores request
     bodies as hashes: the conversation is read from the data file, never copied."""
     conv = next(c for c in json.loads(LOCOMO.read_text()) if c["sample_id"] == "conv-26")["conversation"]
     when = datetime.strptime(conv["session_3_date_time"], "%I:%M %p on %d %B, %Y").replace(
@@ -251,7 +251,8 @@ def test_a_whole_locomo_session_in_windows(embedder, clock, record_mode) -> None
         embedder,
         clock,
         hashed=True,
-        llm_context_tokens=3072,
+        llm_context_tokens=2560,
+        extract_output_tokens=768,
     )
     with cassette:
         m = Memory(config=cfg, embedder=embedder, clock=clock)
