@@ -57,6 +57,8 @@ def _hash_body(request):  # type: ignore[no-untyped-def]
 def _open(cassette: Path, record_mode: str, embedder, clock, hashed: bool = False, **cfg):  # type: ignore[no-untyped-def]
     if record_mode == "none" and not cassette.exists():
         pytest.fail(f"missing cassette {cassette}: record it (see this module's docstring)")
+    if record_mode == "all":  # --record-mode=rewrite: vcrpy would keep the old interactions too
+        cassette.unlink(missing_ok=True)
     rec = vcr.VCR(
         cassette_library_dir=str(CASSETTES),
         record_mode=record_mode,
