@@ -13,6 +13,7 @@ not about the small model being right: what it got right is measured separately.
 
 from __future__ import annotations
 
+import base64
 import copy
 import hashlib
 import json
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import pytest
 import vcr
+from vcr.serializers import yamlserializer
 
 from mem_pipeline import Memory, MemoryConfig
 from mem_pipeline.models import Message
@@ -47,14 +49,52 @@ def _scrub_response(response: dict) -> dict:
 def _hash_body(request):  # type: ignore[no-untyped-def]
     """A request whose body is replaced by its SHA-256: the cassette of a LoCoMo session keeps
     no LoCoMo text (CC BY-NC: read by path, never copied), and replay still matches the exact
-    body (vcrpy filters the live request the same way before matching)."""
+    body. vcrpy applies this to the live request and to every recorded one as it loads them, so
+    a body that is already a hash stays as it is."""
     out = copy.deepcopy(request)
     body = request.body or b""
-    out.body = "sha256:" + hashlib.sha256(body if isinstance(body, bytes) else body.encode()).hexdigest()
+    raw = body if isinstance(body, bytes) else body.encode()
+    if not raw.startswith(b"sha256:"):
+        out.body = "sha256:" + hashlib.sha256(raw).hexdigest()
     return out
 
 
-def _open(cassette: Path, record_mode: str, embedder, clock, hashed: bool = False, **cfg):  # type: ignore[no-untyped-def]
+class Sealed:
+    """A vcrpy serializer: YAML, with each response body sealed (XOR with a SHAKE-256 stream
+    of ``key`` and the request's hash, then base64). The model's answers about a LoCoMo session
+    paraphrase it, so its cassette keeps them sealed by a key made from the session itself:
+    only someone holding the data can replay it (CC BY-NC: read by path, never copied)."""
+
+    def __init__(self, key: bytes) -> None:
+        self.key = key
+
+    def _xor(self, data: bytes, nonce: str) -> bytes:
+        stream = hashlib.shake_256(self.key + nonce.encode()).digest(len(data))
+        return bytes(a ^ b for a, b in zip(data, stream))
+
+    def serialize(self, cassette: dict) -> str:
+        out = copy.deepcopy(cassette)
+        for i in out["interactions"]:
+            body = i["response"]["body"]["string"]
+            raw = body.encode() if isinstance(body, str) else body
+            i["response"]["body"]["string"] = "sealed:" + base64.b64encode(
+                self._xor(raw, str(i["request"]["body"]))
+            ).decode()
+        return yamlserializer.serialize(out)
+
+    def deserialize(self, text: str) -> dict:
+        cassette = yamlserializer.deserialize(text)
+        for i in cassette["interactions"]:
+            body = i["response"]["body"]["string"]
+            if isinstance(body, str) and body.startswith("sealed:"):
+                sealed = base64.b64decode(body[len("sealed:") :])
+                i["response"]["body"]["string"] = self._xor(sealed, str(i["request"]["body"])).decode()
+        return cassette  # type: ignore[no-any-return]
+
+
+def _open(  # type: ignore[no-untyped-def]
+    cassette: Path, record_mode: str, embedder, clock, hashed: bool = False, seal: bytes | None = None, **cfg
+):
     if record_mode == "none" and not cassette.exists():
         pytest.fail(f"missing cassette {cassette}: record it (see this module's docstring)")
     if record_mode == "all":  # --record-mode=rewrite: vcrpy would keep the old interactions too
@@ -68,6 +108,9 @@ def _open(cassette: Path, record_mode: str, embedder, clock, hashed: bool = Fals
         match_on=["method", "scheme", "host", "port", "path", "body"],
         decode_compressed_response=True,
     )
+    if seal is not None:
+        rec.register_serializer("sealed", Sealed(seal))
+        rec.serializer = "sealed"
     config = MemoryConfig(
         path=":memory:",
         llm="openai",
@@ -236,12 +279,18 @@ LOCOMO = Path(
 )
 
 
+def session_key(msgs: list[Message]) -> bytes:
+    """The key a session's cassette is sealed with: the SHA-256 of its turns."""
+    return hashlib.sha256(json.dumps([[m.name, m.content] for m in msgs]).encode()).digest()
+
+
 @pytest.mark.skipif(
     not LOCOMO.exists(), reason=f"LoCoMo data not found at {LOCOMO} (set MEM_PIPELINE_LOCOMO)"
 )
 def test_a_whole_locomo_session_in_windows(embedder, clock, record_mode) -> None:
     """Session 3 of conv-26 (23 turns) at a 2,560-token context. The cassette stores request
-    bodies as hashes: the conversation is read from the data file, never copied."""
+    bodies as hashes and the answers sealed by the session (:class:`Sealed`): the conversation
+    is read from the data file, never copied."""
     conv = next(c for c in json.loads(LOCOMO.read_text()) if c["sample_id"] == "conv-26")["conversation"]
     when = datetime.strptime(conv["session_3_date_time"], "%I:%M %p on %d %B, %Y").replace(
         tzinfo=timezone.utc
@@ -253,6 +302,7 @@ def test_a_whole_locomo_session_in_windows(embedder, clock, record_mode) -> None
         embedder,
         clock,
         hashed=True,
+        seal=session_key(msgs),
         llm_context_tokens=2560,
         extract_output_tokens=768,
     )
