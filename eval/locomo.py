@@ -53,6 +53,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         decay_floor=args.decay_floor,
         concept_boost=args.concept_boost,
         **({} if args.min_score is None else {"min_score": args.min_score}),
+        **({} if args.hit_floor is None else {"hit_floor": args.hit_floor}),
     )
     dense_only = base.model_copy(update={"use_sparse": False})
     ks = sorted(set(args.k))
@@ -254,6 +255,12 @@ def main(argv: list[str] | None = None) -> int:
         type=float,
         default=None,
         help="the relevance floor (default: the library's, MemoryConfig.min_score)",
+    )
+    ap.add_argument(
+        "--hit-floor",
+        type=float,
+        default=None,
+        help="the least confidence of a hit once a question passes the floor (MemoryConfig.hit_floor)",
     )
     ap.add_argument(
         "--floor-compare",

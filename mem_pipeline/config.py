@@ -250,7 +250,14 @@ class MemoryConfig(BaseModel):
     # gets an empty block. The weights are a logistic fit on the behaviour scenarios' (probe,
     # hit) pairs and the floor the middle of the range that abstains on every unrelated probe
     # there without losing an answer: ``python -m eval.abstention`` (eval/README.md).
+    #
+    # It gates the question, not each hit: a search whose best candidate is below min_score
+    # returns nothing; one that passes returns its ranked hits down to hit_floor. A per-hit
+    # floor at 0.225 also abstained, but dropped answers that rank well on other signals: on
+    # LoCoMo dev it cost R@10 -.039 (paired 95% [-.052, -.025]; `python -m eval.locomo ...
+    # --floor-compare`), evidence turns that share few words' meaning with the question.
     min_score: float = Field(default=0.225, ge=0, le=1)
+    hit_floor: float = Field(default=0.0, ge=0, le=1)
     confidence_weights: tuple[float, float, float] = (6.674, 4.589, -7.087)
     # candidate_pool: how many facts each of the dense and lexical searches returns for ranking
     # is max(candidate_pool, 4 x limit). Min-max scaling sees the whole pool, so the ranking

@@ -342,10 +342,11 @@ class Memory:
         """The facts and turns most relevant to ``query`` in this scope, scored and explained.
 
         ``recall.hits``: at most ``limit``, best first; a turn whose fact is also a hit is
-        folded under it (``hit.folded``). A hit must be likely relevant at all:
-        ``hit.parts.confidence`` (a calibrated probability) at least ``min_score`` (default
-        ``config.min_score``; 0 returns the best matches whatever they are), so an unrelated
-        question gets nothing. ``recall.associations``: with ``expand`` (default
+        folded under it (``hit.folded``). The question must be about something held: when no
+        candidate's ``hit.parts.confidence`` (a calibrated probability that it is relevant)
+        reaches ``min_score`` (default ``config.min_score``; 0 returns the best matches
+        whatever they are), nothing is returned, so an unrelated question gets nothing; else
+        hits down to ``config.hit_floor``. ``recall.associations``: with ``expand`` (default
         ``config.expand_links``), up to ``config.association_limit`` facts the question never
         named, reached through concept links, each with its path (``hit.via``); they never take
         a hit's place. A search does not strengthen what it finds; ``reinforce=True`` says the

@@ -696,3 +696,22 @@ def test_a_reply_to_the_assistants_question_is_found_by_the_question_words(mem) 
     )
     hits = mem.search("Which vet do I use?", user_id="v", min_score=0).hits
     assert hits[0].text == "Dr Osei." and hits[0].parts.lexical == 0
+
+
+def test_the_relevance_floor_gates_the_question_not_each_hit(mem) -> None:  # type: ignore[no-untyped-def]
+    mem.add("I really love spicy Thai food.", user_id="g")
+    mem.add("My sister Ana lives in Porto with her two dogs.", user_id="g")
+    mem.add("I started learning the cello in January.", user_id="g")
+    # a question about nothing held: no hit at all, and an empty block
+    r = mem.search("asdf qwerty zxcv", user_id="g")
+    assert r.hits == [] and "Thai" not in r.to_prompt()
+    # a question that passes: its hits come back ranked, the weaker ones too (down to hit_floor)
+    r = mem.search("Where does my sister live?", user_id="g", limit=3)
+    assert r.hits[0].text.startswith("My sister Ana") and r.hits[0].parts.confidence >= mem.config.min_score
+    assert len(r.hits) == 3 and min(h.parts.confidence for h in r.hits) < mem.config.min_score
+    # min_score=0: no gate at all; a hit floor drops the weak hits of a question that passes
+    assert len(mem.search("asdf qwerty zxcv", user_id="g", min_score=0).hits) == 3
+    mem.config = mem.config.model_copy(update={"hit_floor": mem.config.min_score})
+    assert [h.text for h in mem.search("Where does my sister live?", user_id="g", limit=3).hits] == [
+        "My sister Ana lives in Porto with her two dogs."
+    ]

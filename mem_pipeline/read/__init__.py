@@ -8,8 +8,8 @@
                by both signals, read as payloads (no objects built yet)
     rank       relevance x decay x reinforcement with the query's boosts; the concept boost
                (``rank``, pure)
-    floor      a hit must be likely relevant at all (``confidence`` >= ``min_score``), so an
-               unrelated question gets nothing
+    floor      the question must be about something held: no hit when the best candidate's
+               ``confidence`` is below ``min_score``, so an unrelated question gets nothing
     fold       a turn whose fact is also a hit folds under that fact
     associate  facts reached only through concept links, beside the hits (``associate``)
     -> Recall  hits and associations, explained; ``Recall.to_prompt()`` the data block
@@ -144,17 +144,21 @@ class Reader:
 
     def _relevant(self, ranked: list[Ranked], about: bool, floor: float, scan: int) -> list[Ranked]:
         """The ranked candidates with their confidence (for the first ``scan``, which is all a
-        search returns from) and, with a ``floor``, without those below it. ``about``: the
-        question is about what this memory holds (the person, a speaker, a concept of theirs)."""
-        weights = self.parts.config.confidence_weights
+        search returns from). With a ``floor``: none at all when the best of them is below it
+        (the question is about nothing this memory holds), else those at ``hit_floor`` or more.
+        ``about``: the question is about what this memory holds (the person, a speaker, a
+        concept of theirs)."""
+        cfg = self.parts.config
         out = []
         for r in ranked[:scan]:
-            conf = confidence(r.cand.dense or 0.0, about, weights)
-            if floor and conf < floor:
-                continue
+            conf = confidence(r.cand.dense or 0.0, about, cfg.confidence_weights)
             r.parts = r.parts._replace(confidence=conf)
             out.append(r)
-        return out
+        if not floor:
+            return out
+        if max((r.parts.confidence for r in out), default=0.0) < floor:
+            return []
+        return [r for r in out if r.parts.confidence >= cfg.hit_floor]
 
     def _candidates(
         self,
