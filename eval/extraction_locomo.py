@@ -537,7 +537,7 @@ def _sessions(conv: Conversation, n: int) -> list[int]:
 
 def memory_for(args: argparse.Namespace, embedder: LocalEmbedder, gold: GoldExtractor | None) -> Memory:
     if args.extractor == "llm":
-        cfg = MemoryConfig(path=":memory:", llm_base_url=args.llm_url, llm_api_key="local",
+        cfg = MemoryConfig(path=":memory:", llm="openai", llm_base_url=args.llm_url, llm_api_key="local",
                            llm_model=args.model, llm_timeout_s=args.timeout,
                            llm_context_tokens=args.context_tokens,
                            extract_output_tokens=args.output_tokens)
@@ -591,6 +591,8 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> dict[str, Any]:
                         "questions": len(qs), **scores, "ranks": ranks, "llm_calls": r.llm_calls,
                         "prompt_tokens": r.prompt_tokens, "completion_tokens": r.completion_tokens,
                         "seconds": round(r.seconds, 1), "events": dict(r.events), "failures": r.failures})
+    if args.extractor == "llm" and not sum(c["llm_calls"] for c in per_conv):
+        raise SystemExit("--extractor llm made no LLM call: the figures would be the offline rules'")
     out = summarise(per_conv)
     out.update({
         "command": "python -m eval.extraction_locomo " + shlex.join(argv),
