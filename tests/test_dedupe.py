@@ -64,6 +64,23 @@ def test_a_change_of_the_same_thing_supersedes_without_a_slot(mem, clock) -> Non
     assert res.count("ADD") == 1 and res.count("SUPERSEDE") == 0
 
 
+def test_a_change_rule_stays_with_its_person_and_never_takes_something_new_for_an_end(mem, clock) -> None:
+    said = [
+        {"role": "user", "name": "Gina", "content": "I got mentored by a business coach yesterday."},
+        {"role": "user", "name": "Jon", "content": "I run a dance studio in town."},
+    ]
+    mem.add(said, user_id="c")
+    clock.advance(days=20)
+    # a new start about the same business is no end of the mentoring, and Jon's change is his
+    for text, who in (
+        ("I started learning new marketing tools for my business.", "Gina"),
+        ("These days I run a dance studio in town too.", "Gina"),
+    ):
+        res = mem.add([{"role": "user", "name": who, "content": text}], user_id="c")
+        assert res.count("SUPERSEDE") == 0, res.events
+    assert all(t.is_valid for t in mem.get_all(user_id="c", kind="turn", include_invalid=True))
+
+
 def test_saying_the_old_value_stopped_after_the_move_is_no_second_fact(mem, clock) -> None:
     (old,) = mem.add("I'm based in Manchester.", user_id="u").ids
     clock.advance(days=30)

@@ -244,9 +244,12 @@ class FactStore(StoreBase):
         return None
 
     def in_slot(self, scope: Scope, slot: str, *, include_invalid: bool = False) -> list[StoredFact]:
-        """The facts of ``scope`` that set ``slot`` (``StoredFact.slot``): the current ones, and
-        with ``include_invalid`` the superseded ones too."""
-        conds = [models.FieldCondition(key="slot", match=models.MatchValue(value=slot))]
+        """The facts (not turns) of ``scope`` that set ``slot`` (``StoredFact.slot``): the current
+        ones, and with ``include_invalid`` the superseded ones too."""
+        conds = [
+            models.FieldCondition(key="slot", match=models.MatchValue(value=slot)),
+            models.FieldCondition(key="kind", match=models.MatchValue(value="fact")),
+        ]
         flt = scope_filter(scope, *conds, *([] if include_invalid else [VALID]))
         with self._translate("reading a slot"):
             recs, _ = self.client.scroll(self.facts, scroll_filter=flt, limit=64, with_payload=HIT_PAYLOAD)

@@ -19,7 +19,9 @@ The rules, in order (:func:`decide`; each decision says which rule made it):
    days", "now", "gone off", "changed my mind", "left", "sold") and shares a topic word with a
    stored fact of cosine >= 0.4 ("cold brew ... flat whites feel too milky now" after "my
    go-to coffee is a flat white"), or a name with one of cosine >= 0.3 ("Left Google in
-   September" after "I work at Google"), SUPERSEDEs the nearest such fact. Without a cue the
+   September" after "I work at Google"), SUPERSEDEs the nearest such fact of the same person
+   (their names are neither topic nor shared names). "New", "started" and "again" are not
+   cues here: "Jon started learning marketing tools" does not end "Jon got mentored". Without a cue the
    offline rules stop here and ADD a related fact, and an LLM reconciler
    (``prompts/reconcile.md``) may decide instead: ADD, UPDATE (a merged sentence), SUPERSEDE
    or NOOP, for all such facts of an ``add`` in one call.
@@ -38,7 +40,7 @@ from typing import Literal, Protocol
 
 from ..llm import LLMClient, render_prompt
 from ..models import ExtractedFact, ReconcileBatch, StoredFact
-from ..text.lexical import STOPWORDS, content_words
+from ..text.lexical import STOPWORDS, content_words, stem
 from ..text.slots import Slot, changes
 from ..text.voice import conflicting_specifics, third_person
 
@@ -124,10 +126,15 @@ def decide(
     if cued and has_correction_cue(text):
         f, s = cued[0]
         return Decision("SUPERSEDE", target=f, reason=f"correction cue, other specifics (cosine {s:.3f})")
-    if changes(text) or _ENDED.search(text):
+    if _CHANGED.search(text) or _ENDED.search(text):
+        me = _person(fact.subject)
         for f, s in neighbours:
-            shared = _topic(text) & _topic(f.text)
-            names = _names(text) & _names(f.text)
+            other = _person(f.metadata.get("speaker"))
+            if me and other and me != other:
+                continue  # one person's change never ends another's fact
+            people = {me, other} - {""}
+            shared = (_topic(text) & _topic(f.text)) - people - {stem(p) for p in people}
+            names = (_names(text) & _names(f.text)) - people
             if (s >= 0.4 and shared) or (s >= 0.3 and names):
                 said = ", ".join(sorted(names or shared)[:3])
                 return Decision("SUPERSEDE", target=f, reason=f"a change of {said} (cosine {s:.3f})")
@@ -144,6 +151,13 @@ _ENDED = re.compile(
     r"got rid of|replaced|didn['’]t last|not into|no more|moved (?:on|out)|ex)\b",
     re.IGNORECASE,
 )
+#: The change cues of the change-of-the-same-thing rule: those of ``text.slots`` but "new",
+#: "started", "again" and "back", which a statement about something else says as often.
+_CHANGED = re.compile(
+    r"\b(?:actually|correction|i meant|no longer|not \w+(?: \w+)? any ?more|anymore|any more|instead|"
+    r"now|these days|nowadays|switched|changed|moved|quit|stopped|gave up|left|used to)\b",
+    re.IGNORECASE,
+)
 #: Words of change and time that say nothing of what a fact is about.
 _NOT_TOPIC = frozenset(
     content_words(
@@ -154,6 +168,14 @@ _NOT_TOPIC = frozenset(
 )
 
 
+def _person(name: object) -> str:
+    """A speaker's or subject's name as the change rule compares it ("Caroline" -> "caroline",
+    its stem too); "" for none, "the user" or a relation ("sister Ana")."""
+    if not isinstance(name, str) or not name or " " in name.strip():
+        return ""
+    return name.strip().lower()
+
+
 def _topic(text: str) -> set[str]:
     """What a statement is about, roughly: its content words (stems) but words of change, time
     and liking."""
@@ -162,7 +184,7 @@ def _topic(text: str) -> set[str]:
 
 def _names(text: str) -> set[str]:
     """Capitalised words after the first (names of people, places, companies), lowercased."""
-    words = re.findall(r"[A-Za-z][\w'’-]*", text)
+    words = [re.sub(r"['’]s$", "", w) for w in re.findall(r"[A-Za-z][\w'’-]*", text)]
     return {
         w.lower()
         for w in words[1:]
