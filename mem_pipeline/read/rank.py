@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 from ..decay import decay_at, fuse, reinforcement
 from ..models import session_key
 from ..store import Candidate
+from ..store._payload import kind_of
 from ..text.dates import says_when
 from ..text.lexical import content_words
 from ..text.phrases import names_something
@@ -71,6 +72,14 @@ class Ranked:
     @property
     def concepts(self) -> list[str]:
         return list(self.cand.payload.get("concepts") or [])
+
+
+def _order(r: Ranked) -> tuple[float, int, float, float, str]:
+    """Best first; a tie goes to a fact before a turn, then to the closer meaning, the older
+    point and the id: the same memory ranks the same whatever else a store holds."""
+    p = r.cand.payload
+    kind = 0 if kind_of(p) == "fact" else 1
+    return (-r.score, kind, -(r.cand.dense or 0.0), float(p.get("created_ts") or 0.0), r.id)
 
 
 def fill_scores(
@@ -156,7 +165,7 @@ def rank(
         d, rf = strength(c.payload, at, half_lives, decay_floor) if use_decay else (1.0, 1.0)
         parts = Parts(c.dense or 0.0, c.lexical or 0.0, r, d, rf, reply=x)
         out.append(Ranked(c, r * d * rf, parts))
-    out.sort(key=lambda h: h.score, reverse=True)
+    out.sort(key=_order)
     return out
 
 
@@ -258,7 +267,7 @@ def boost_by_concepts(
             if w > 0:
                 r = replace(r, score=r.score * (1 + boost * w), parts=r.parts._replace(concept=w))
         out.append(r)
-    out.sort(key=lambda h: h.score, reverse=True)  # already in order but for the boosted
+    out.sort(key=_order)  # already in order but for the boosted
     return out
 
 
