@@ -74,12 +74,14 @@ class Ranked:
         return list(self.cand.payload.get("concepts") or [])
 
 
-def _order(r: Ranked) -> tuple[float, int, float, float, str]:
-    """Best first; a tie goes to a fact before a turn, then to the closer meaning, the older
-    point and the id: the same memory ranks the same whatever else a store holds."""
+def _order(r: Ranked) -> tuple[float, int, float, float, str, str]:
+    """Best first; a tie (to 6 decimals: the last float bits of an embedding move with the batch
+    it was computed in) goes to a fact before a turn, then to the closer meaning, the older
+    point, the text and the id: the same memory ranks the same whatever else a store holds."""
     p = r.cand.payload
     kind = 0 if kind_of(p) == "fact" else 1
-    return (-r.score, kind, -(r.cand.dense or 0.0), float(p.get("created_ts") or 0.0), r.id)
+    closer = -round(r.cand.dense or 0.0, 4)
+    return (-round(r.score, 6), kind, closer, float(p.get("created_ts") or 0.0), r.text, r.id)
 
 
 def fill_scores(
