@@ -14,7 +14,6 @@ import re
 import time
 import urllib.parse
 from collections.abc import Iterator, Sequence
-from datetime import datetime
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -23,13 +22,13 @@ import pytest
 
 pytest.importorskip("fastapi")
 pytest.importorskip("httpx")
+from _extractors import Flaky
 from fastapi.testclient import TestClient
 
 from mem_pipeline import Memory, MemoryConfig
 from mem_pipeline.errors import LLMError
 from mem_pipeline.keys import KeyStore
 from mem_pipeline.service import create_app
-from mem_pipeline.write.offline import OfflineExtractor
 
 HOSTILE = [
     "<script>window.__pwned = 1</script> my cat is Tom",
@@ -37,20 +36,6 @@ HOSTILE = [
     '"><svg onload=alert(3)> I live in Leeds',
     '[my site](javascript:alert(4)) and <a href="javascript:alert(5)">click</a> I play chess',
 ]
-
-
-class Flaky:
-    """The offline extractor, failing like an LLM endpoint while ``fail`` is set."""
-
-    def __init__(self) -> None:
-        self.inner = OfflineExtractor()
-        self.name = self.inner.name
-        self.fail = False
-
-    def extract(self, messages: Any, now: datetime) -> Any:
-        if self.fail:
-            raise LLMError("the endpoint at http://10.0.0.7:8000/v1 timed out <b>here</b>")
-        return self.inner.extract(messages, now)
 
 
 class UI:
@@ -72,7 +57,7 @@ class UI:
 
 @pytest.fixture
 def ui(embedder: Any, clock: Any, tmp_path: Path) -> Iterator[UI]:
-    extractor = Flaky()
+    extractor = Flaky("the endpoint at http://10.0.0.7:8000/v1 timed out <b>here</b>")
     m = Memory(config=MemoryConfig(path=":memory:"), embedder=embedder, clock=clock, extractor=extractor)
     yield UI(m, KeyStore(tmp_path / "api-keys.json"), extractor)
     m.close()

@@ -20,7 +20,6 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from datetime import datetime
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -30,11 +29,11 @@ pytest.importorskip("fastapi")
 uvicorn = pytest.importorskip("uvicorn")
 httpx = pytest.importorskip("httpx")
 
+from _extractors import Flaky  # noqa: E402
+
 from mem_pipeline import Memory, MemoryConfig  # noqa: E402
-from mem_pipeline.errors import LLMError  # noqa: E402
 from mem_pipeline.keys import KeyStore  # noqa: E402
 from mem_pipeline.service import create_app  # noqa: E402
-from mem_pipeline.write.offline import OfflineExtractor  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -62,20 +61,6 @@ def engine() -> str:
     """One engine here (this overrides the suite's two-engine fixture): these tests drive the
     browser, which the engine does not change; ``test_ui.py`` runs every UI route on both."""
     return "edge"
-
-
-class Flaky:
-    """The offline extractor, failing like an LLM endpoint while ``fail`` is set."""
-
-    def __init__(self) -> None:
-        self.inner = OfflineExtractor()
-        self.name = self.inner.name
-        self.fail = False
-
-    def extract(self, messages: Any, now: datetime) -> Any:
-        if self.fail:
-            raise LLMError("the LLM endpoint timed out")
-        return self.inner.extract(messages, now)
 
 
 class Live:

@@ -253,8 +253,6 @@ class Writer:
         in_slot: list[tuple[StoredFact, Slot]] = []
         if slot is not None:
             for f in store.in_slot(scope, f"{slot.subject}/{slot.family}", include_invalid=True):
-                if f.kind != "fact":
-                    continue  # a turn keeps the slot it tells, but only facts are reconciled
                 s = slot_of(f.text, str(f.metadata.get("speaker") or "the user"))
                 if s is not None:
                     in_slot.append((f, s))
