@@ -44,16 +44,25 @@ class Parts:
         links are separate Qdrant writes, so a crash (or an error) between them would leave a
         fact without its ADD event or counts off by one. The entry is cleared when the write is
         complete; one left behind is repaired by ``upkeep.recovery.recover`` (on open for
-        embedded stores), or at once when the write failed with an error."""
-        jid = self.store.begin(scope, op)
+        embedded stores), or at once when the write failed with an error. The concept counts
+        and links the write changed may be written a moment later, in a batch
+        (:class:`~mem_pipeline.links.ConceptLinks`): the entry then stays open until they are."""
+        # an entry still open for the user (its links wait to be written) covers this write
+        # too: what recovery does for it (the user's history, counts and links made to agree
+        # with its facts) is what this write would need
+        covered = op != "forget" and self.links.covered(scope)
+        jid = None if covered else self.store.begin(scope, op)
         try:
-            yield
+            with self.links.deferring(scope):
+                yield
         except BaseException:
             with contextlib.suppress(Exception):  # repair now if we can, else on the next open
                 self.repair(scope, op)
-                self.store.end(jid)
+                if jid is not None:
+                    self.store.end(jid)
             raise
-        self.store.end(jid)
+        if jid is not None and not self.links.adopt(scope, jid):  # else cleared with the links
+            self.store.end(jid)
 
 
 def event_row(

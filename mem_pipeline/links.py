@@ -12,16 +12,31 @@ users searched most recently (a bounded number of them) and kept in step by ever
 A new concept's name vector is only needed by that rare fallback, so a write stores the concept
 without it and the vectors are computed later in batches: when enough names wait, before a
 fallback match for their user, on close, and when the store is opened (which is how a crash
-that left names without vectors is repaired). The counts and links themselves are written with
-the fact, under its journal entry.
+that left names without vectors is repaired).
+
+**Write-behind.** The counts and links a write changes are derived data (the facts are the
+truth), and one turn with eight concepts changes 28 links. A write inside a journaled block
+(``Parts.journaled``) therefore only records its deltas; a background thread writes each user's
+gathered deltas in one batch ``delay`` seconds later (pairs that recur across turns are written
+once). The block's journal entry stays open until its user's batch is written, so a process that
+dies first leaves an unfinished write that recovery (on open, for embedded stores) completes by
+recomputing the user's counts and links from its facts. Every read of a user's counts or links
+writes that user's waiting deltas first, so what a search sees does not depend on timing; only
+another process (a shared server) sees them up to ``delay`` seconds late. ``close`` writes what
+waits. ``delay=0`` writes them with the fact, as before.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import logging
 import math
 import threading
+import time
+import weakref
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import combinations
@@ -31,6 +46,8 @@ from .concepts import followable, name_key, pair_deltas, pair_key, point_id, que
 from .models import Scope
 
 __all__ = ["ConceptLinks", "LinkView"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -46,6 +63,7 @@ class LinkView:
     strength: float
     followable: bool
     last_seen: datetime
+
 
 #: the most query n-grams known not to be concepts that are kept per user
 _MAX_ABSENT = 20_000
@@ -68,6 +86,27 @@ class _User:
         self.vectors_checked = False  # the user's names without vectors were looked for
 
 
+class _Due:
+    """One user's count and pair deltas waiting to be written, and the journal entry that
+    stays open until they are: concept -> [delta, latest ts of an addition]; pair -> the same."""
+
+    __slots__ = ("concepts", "jid", "pairs", "scope")
+
+    def __init__(self, scope: Scope) -> None:
+        self.scope = scope
+        self.concepts: dict[str, list[float]] = {}
+        self.pairs: dict[tuple[str, str], list[float]] = {}
+        self.jid: str | None = None
+
+
+def _merge(into: dict[Any, list[float]], deltas: Mapping[Any, int], ts: float) -> None:
+    for k, d in deltas.items():
+        row = into.setdefault(k, [0.0, -math.inf])
+        row[0] += d
+        if d > 0:
+            row[1] = max(row[1], ts)
+
+
 class ConceptLinks:
     """Concept counts and links of each user, kept in the store's ``concepts`` and ``links``
     collections (see :mod:`mem_pipeline.store`). Scoped per (tenant, user_id): links never
@@ -75,6 +114,9 @@ class ConceptLinks:
 
     ``cache_users``: how many users' lookups are kept (least recently searched leave first).
     ``vector_batch``: how many new concept names wait before their vectors are computed.
+    ``delay``: seconds a journaled write's count and pair deltas wait to be written with others
+    (0: written with the fact; see the module docstring). ``lock``: the lock that serialises
+    the store's reads and writes (the background writer takes it too).
     """
 
     def __init__(
@@ -88,6 +130,8 @@ class ConceptLinks:
         match_threshold: float,
         cache_users: int = 256,
         vector_batch: int = 64,
+        delay: float = 0.0,
+        lock: threading.RLock | None = None,
     ) -> None:
         self.store = store
         self.embed = embed
@@ -99,7 +143,13 @@ class ConceptLinks:
         self.vector_batch = max(1, vector_batch)
         self._users: OrderedDict[tuple[str, str], _User] = OrderedDict()
         self._waiting = 0  # names written without a vector since the last batch
-        self._lock = threading.RLock()
+        self._lock = lock if lock is not None else threading.RLock()
+        self.delay = max(0.0, delay)
+        self._due: dict[tuple[str, str], _Due] = {}  # deltas waiting, by user
+        self._local = threading.local()  # the scope of the journaled write this thread is in
+        self._wake = threading.Event()
+        self._stopped = False
+        self._thread: threading.Thread | None = None
 
     @staticmethod
     def _cid(scope: Scope, name: str) -> str:
@@ -137,7 +187,8 @@ class ConceptLinks:
         fact_id: str | None = None,
     ) -> None:
         """A fact's concepts changed from ``before`` to ``after`` (``[]`` -> added, -> ``[]``
-        deleted): adjust concept counts and pair co-occurrence counts. New concepts are written
+        deleted): adjust concept counts and pair co-occurrence counts, now or (inside a
+        journaled write, with a ``delay``) in the user's next batch. New concepts are written
         without their name vector (see the module docstring)."""
         with self._lock:
             u = self._user(scope, create=False)
@@ -145,39 +196,170 @@ class ConceptLinks:
                 for c in set(before) ^ set(after):
                     u.facts.pop(c, None)
             pairs, concepts = pair_deltas(before, after)
+            if not pairs and not concepts:
+                return
+            ts = when.timestamp()
+            if self._deferring(scope):
+                due = self._due.get(self._ukey(scope))
+                if due is None:
+                    due = self._due[self._ukey(scope)] = _Due(scope)
+                _merge(due.concepts, concepts, ts)
+                _merge(due.pairs, pairs, ts)
+                self._start()
+                return
             if concepts:
-                self._count(scope, u, concepts, when.timestamp())
+                self._count(scope, u, {c: (float(d), ts if d > 0 else None) for c, d in concepts.items()}, ts)
             if pairs:
-                self._bump_pairs(scope, {k: (float(d), 0.0) for k, d in pairs.items()}, when.timestamp())
+                self._bump_pairs(scope, {k: (float(d), 0.0, ts) for k, d in pairs.items()}, ts)
             if self._waiting >= self.vector_batch:
                 self.embed_names()
 
-    def _count(self, scope: Scope, u: _User | None, concepts: Mapping[str, int], ts: float) -> None:
+    # -- write-behind -----------------------------------------------------------------------------
+    def _deferring(self, scope: Scope) -> bool:
+        return self.delay > 0 and not self._stopped and getattr(self._local, "scope", None) == scope
+
+    @contextlib.contextmanager
+    def deferring(self, scope: Scope) -> Iterator[None]:
+        """Within this block (a journaled write of ``scope``, in this thread), :meth:`update`
+        records its deltas for the user's next batch; :meth:`adopt` then hands the batch the
+        block's journal entry."""
+        outer = getattr(self._local, "scope", None)
+        self._local.scope = scope
+        try:
+            yield
+        finally:
+            self._local.scope = outer
+
+    def adopt(self, scope: Scope, jid: str) -> bool:
+        """Keep the journal entry ``jid`` of a finished write of ``scope`` open until the
+        user's waiting deltas are written (True), or not, when none wait or an earlier entry
+        already covers them (False: the caller clears it)."""
+        with self._lock:
+            due = self._due.get(self._ukey(scope))
+            if due is None or due.jid is not None:
+                return False
+            due.jid = jid
+            self._wake.set()
+            return True
+
+    def covered(self, scope: Scope) -> bool:
+        """Whether a journal entry of the user is open until its waiting deltas are written."""
+        with self._lock:
+            due = self._due.get(self._ukey(scope))
+            return due is not None and due.jid is not None
+
+    def _start(self) -> None:
+        if self._thread is None or not self._thread.is_alive():
+            self._thread = threading.Thread(target=self._run, name="mem-pipeline-links", daemon=True)
+            self._thread.start()
+            atexit.register(_flush_at_exit, weakref.ref(self))
+
+    def _run(self) -> None:
+        while not self._stopped:
+            self._wake.wait()
+            if self._stopped:
+                return
+            time.sleep(self.delay)  # let a burst of writes gather into one batch
+            try:
+                with self._lock:
+                    self.flush()
+                    if not self._due:
+                        self._wake.clear()
+                    names = self._waiting >= self.vector_batch
+                if names:  # the embedding itself runs unlocked
+                    self.embed_names()
+            except Exception:  # the journal entries stay open: recovery completes them
+                log.exception("writing concept counts and links failed; retrying in %.1f s", self.delay)
+
+    def flush(self, scope: Scope | None = None) -> None:
+        """Write the waiting deltas of one user (or of everyone) now, and clear the journal
+        entries that covered them."""
+        with self._lock:
+            keys = [self._ukey(scope)] if scope is not None else list(self._due)
+            for key in keys:
+                due = self._due.get(key)
+                if due is None:
+                    continue
+                u = self._user(due.scope, create=False)
+                ts = max([r[1] for r in due.concepts.values()] + [0.0])
+                counts = {c: (d, t if t > -math.inf else None) for c, (d, t) in due.concepts.items()}
+                if counts:
+                    self._count(due.scope, u, counts, ts)
+                pairs = {k: (d, 0.0, t if t > -math.inf else ts) for k, (d, t) in due.pairs.items() if d}
+                if pairs:
+                    self._bump_pairs(due.scope, pairs, ts)
+                del self._due[key]
+                if due.jid is not None:
+                    if getattr(self._local, "scope", None) == due.scope:
+                        # read in the middle of a write of this user that the entry covers:
+                        # it stays open (empty) until that write's deltas are written too
+                        kept = self._due[key] = _Due(due.scope)
+                        kept.jid = due.jid
+                    else:
+                        self.store.end(due.jid)
+
+    def discard(self, scope: Scope) -> None:
+        """Drop the user's waiting deltas (its counts and links were just recomputed from its
+        facts, or the user was forgotten) and clear their journal entry."""
+        with self._lock:
+            due = self._due.pop(self._ukey(scope), None)
+            if due is not None and due.jid is not None:
+                self.store.end(due.jid)
+
+    def close(self) -> None:
+        """Write what waits and stop the background writer."""
+        with self._lock:
+            self._stopped = True
+            self._wake.set()
+            try:
+                self.flush()
+            finally:
+                atexit.unregister(_flush_at_exit)  # harmless if another instance registered it
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
+
+    def _count(
+        self, scope: Scope, u: _User | None, concepts: Mapping[str, tuple[float, float | None]], ts: float
+    ) -> None:
+        """Apply concept count deltas: name -> (delta, latest time it was added, or None)."""
         ids = {name: self._cid(scope, name) for name in concepts}
         have = self.store.get_points(self.store.concepts, list(ids.values()), scope)
-        new = [n for n, d in concepts.items() if d > 0 and ids[n] not in have]
+        new = [n for n, (d, _) in concepts.items() if d > 0 and ids[n] not in have]
         self.store.put_points(
             self.store.concepts,
             scope,
             [
-                (ids[n], {"name": n, "count": 1, "last_ts": ts, "key": name_key(n), "vec": 0}, None)
+                (
+                    ids[n],
+                    {
+                        "name": n,
+                        "count": int(concepts[n][0]),
+                        "last_ts": concepts[n][1] or ts,
+                        "key": name_key(n),
+                        "vec": 0,
+                    },
+                    None,
+                )
                 for n in new
             ],
         )
         self._waiting += len(new)
         updates, gone = [], []
-        counts: dict[str, float] = {n: 1.0 for n in new}
-        for n, d in concepts.items():
+        counts: dict[str, float] = {n: float(concepts[n][0]) for n in new}
+        for n, (d, added) in concepts.items():
             p = have.get(ids[n])
             if p is None:
                 continue
-            count = int(p.get("count", 0)) + d
+            count = int(p.get("count", 0)) + int(d)
             if count <= 0:
                 gone.append(ids[n])
                 counts[n] = 0.0
             else:
-                last = max(ts, p.get("last_ts", ts)) if d > 0 else p.get("last_ts", ts)
-                updates.append((ids[n], {"count": count, "last_ts": last}))
+                last = p.get("last_ts", ts)
+                if added is not None:
+                    last = max(added, last)
+                if count != int(p.get("count", 0)) or last != p.get("last_ts"):
+                    updates.append((ids[n], {"count": count, "last_ts": last}))
                 counts[n] = float(count)
         self.store.set_points(self.store.concepts, updates)
         self.store.delete_points(self.store.concepts, gone)
@@ -195,13 +377,14 @@ class ConceptLinks:
                 u.any = None
 
     def _bump_pairs(
-        self, scope: Scope, deltas: Mapping[tuple[str, str], tuple[float, float]], ts: float
+        self, scope: Scope, deltas: Mapping[tuple[str, str], tuple[float, float, float]], ts: float
     ) -> None:
+        """Apply link deltas: pair -> (count delta, feedback delta, time of the change)."""
         ids = {k: self._lid(scope, *k) for k in deltas}
         have = self.store.get_points(self.store.links, list(ids.values()), scope)
         puts: list[tuple[str, dict[str, Any], None]] = []
         gone: list[str] = []
-        for (a, b), (dc, dfb) in deltas.items():
+        for (a, b), (dc, dfb, ts) in deltas.items():
             p = have.get(ids[(a, b)], {"a": a, "b": b, "count": 0.0, "fb": 0.0, "last_ts": ts})
             count = max(0.0, float(p.get("count", 0.0)) + dc)
             fb = max(-1.0, min(1.0, float(p.get("fb", 0.0)) + dfb))
@@ -221,16 +404,22 @@ class ConceptLinks:
 
     def embed_names(self, scope: Scope | None = None) -> int:
         """Compute the name vectors of the concepts written without them (of one user, or
-        everyone's), in batches; returns how many were computed."""
+        everyone's), in batches; returns how many were computed. The embedding runs without the
+        store's lock (unless the caller holds it): reads and writes go on beside it."""
         with self._lock:
-            todo = self.store.unembedded_concepts(scope)
-            for i in range(0, len(todo), 256):
-                chunk = todo[i : i + 256]
-                vecs = self.embed.embed([str(p["name"]) for _, p in chunk])
-                self.store.set_concept_vectors([(cid, v) for (cid, _), v in zip(chunk, vecs)])
             if scope is None:
+                for key in list(self._due):
+                    self.flush(self._due[key].scope)
                 self._waiting = 0
-            return len(todo)
+            else:
+                self.flush(scope)
+            todo = self.store.unembedded_concepts(scope)
+        for i in range(0, len(todo), 256):
+            chunk = todo[i : i + 256]
+            vecs = self.embed.embed([str(p["name"]) for _, p in chunk])
+            with self._lock:
+                self.store.set_concept_vectors([(cid, v) for (cid, _), v in zip(chunk, vecs)])
+        return len(todo)
 
     def invalidate(self, scope: Scope | None = None) -> None:
         """Drop what this process read of one user's concept layer (or of all users)."""
@@ -255,6 +444,7 @@ class ConceptLinks:
             for k in combinations(cs, 2):
                 pairs[k] = pairs.get(k, 0) + 1
         with self._lock:
+            self.discard(scope)  # the facts include what the waiting deltas describe
             have = self.store.user_points(self.store.concepts, scope)
             ids = {self._cid(scope, n): n for n in counts}
             new = [n for i, n in ids.items() if i not in have]
@@ -304,10 +494,14 @@ class ConceptLinks:
     ) -> int:
         """Move every link between a source and a target concept by ``0.5 * amount`` (each pair
         once), bounded in [-1, 1]; returns how many links moved."""
-        deltas = {pair_key(a, b): (0.0, 0.5 * amount) for a in set(sources) for b in set(targets) if a != b}
+        ts = when.timestamp()
+        deltas = {
+            pair_key(a, b): (0.0, 0.5 * amount, ts) for a in set(sources) for b in set(targets) if a != b
+        }
         if deltas:
             with self._lock:
-                self._bump_pairs(scope, deltas, when.timestamp())
+                self.flush(scope)
+                self._bump_pairs(scope, deltas, ts)
         return len(deltas)
 
     # -- reads ----------------------------------------------------------------------------------
@@ -330,6 +524,7 @@ class ConceptLinks:
         if not grams:
             return {}, []
         with self._lock:
+            self.flush(scope)
             counts = self._counts(scope, grams)
             found = {g: 1.0 for g in grams if g in counts}
             if found:
@@ -358,6 +553,7 @@ class ConceptLinks:
         if vectors is None or not len(vectors):
             return found
         with self._lock:
+            self.flush(scope)
             u = self._user(scope)
             assert u is not None
             if not u.vectors_checked:
@@ -393,6 +589,7 @@ class ConceptLinks:
         100 facts. A concept on many facts (a speaker's name, "work") says little about which
         fact a query wants."""
         with self._lock:
+            self.flush(scope)
             counts = self._counts(scope, concepts)
         return {c: 1.0 / (1.0 + math.log(max(1.0, counts.get(c, 1.0)))) for c in concepts}
 
@@ -419,7 +616,9 @@ class ConceptLinks:
         strength, feedback and followability stand at ``now``, strongest first: what a person
         looks at (the memory browser draws it). Read-only; reads the user's concept layer whole
         (the read path never does)."""
-        counts, links = self.store.concept_layer(scope)
+        with self._lock:
+            self.flush(scope)
+            counts, links = self.store.concept_layer(scope)
         out = []
         for p in links:
             a, b = str(p["a"]), str(p["b"])
@@ -447,6 +646,7 @@ class ConceptLinks:
         """For each of ``concepts``, the concepts its followable links lead to, with the
         links' strength."""
         with self._lock:
+            self.flush(scope)
             u = self._user(scope)
             assert u is not None
             missing = [c for c in dict.fromkeys(concepts) if c not in u.links]
@@ -482,3 +682,12 @@ class ConceptLinks:
                 if followable(n_ab, fb, s, floor=self.floor, min_count=self.min_count):
                     out.setdefault(src, []).append((dst, s))
         return out
+
+
+def _flush_at_exit(ref: weakref.ref[ConceptLinks]) -> None:
+    """At interpreter exit, write what still waits of a :class:`ConceptLinks` never closed
+    (else its journal entries make the next open recompute those users)."""
+    links = ref()
+    if links is not None and not links._stopped:
+        with contextlib.suppress(Exception):
+            links.close()

@@ -153,10 +153,7 @@ def create_server(memory: Memory, *, user_id: str, tenant: str = "default") -> M
         facts = page.facts
         return {
             "next_cursor": page.next_cursor,
-            "facts": [
-                {k: v for k, v in f.brief().items() if k in _LISTED}
-                for f in facts
-            ],
+            "facts": [{k: v for k, v in f.brief().items() if k in _LISTED} for f in facts],
         }
 
     @mcp.tool()

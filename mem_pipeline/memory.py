@@ -5,6 +5,7 @@ to the stage that does it: the write path (:mod:`mem_pipeline.write`), the read 
 from __future__ import annotations
 
 import bisect
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -104,6 +105,7 @@ class Memory:
         self.embedder = embedder
         embed = EmbeddingCache(embedder)
         self.store = store if store is not None else self._open_store(config, embedder)
+        lock = threading.RLock()  # serialises the store's reads and writes, in this process
         links = ConceptLinks(
             self.store,
             embed,
@@ -111,8 +113,10 @@ class Memory:
             floor=config.link_floor,
             min_count=config.link_min_count,
             match_threshold=config.concept_match_threshold,
+            delay=config.link_write_delay,
+            lock=lock,
         )
-        self.parts = Parts(config=config, store=self.store, embed=embed, links=links, clock=clock)
+        self.parts = Parts(config=config, store=self.store, embed=embed, links=links, clock=clock, lock=lock)
         self.parts.repair = lambda scope, op: recovery.repair_user(self.parts, scope, op)
         if extractor is None and config.llm_configured:
             llm = LLMClient.from_config(config)
@@ -167,6 +171,7 @@ class Memory:
         with self.parts.lock:
             if not self._closed:
                 self._closed = True
+                self.parts.links.close()  # the counts and links still waiting to be written
                 self.parts.links.embed_names()  # the new concepts' name vectors still to compute
         self.store.close()
 
@@ -256,6 +261,7 @@ class Memory:
             n = len(list(self.store.scroll_facts(scope, include_invalid=True, whole_user=True)))
             with self.parts.journaled(scope, "forget"):
                 self.store.delete_user(scope)
+                self.parts.links.discard(scope)  # its counts and links waiting to be written
                 self.parts.links.invalidate(scope)  # the per-process concept caches of the user too
         return n
 

@@ -18,6 +18,7 @@ from mem_pipeline.text.lexical import normalize_text
 
 
 def _rows(mem: Memory, collection: str, tenant: str, user: str) -> list[dict[str, Any]]:
+    mem.parts.links.flush()  # the raw store: the counts and links still waiting are written first
     flt = models.Filter(
         must=[
             models.FieldCondition(key="tenant", match=models.MatchValue(value=tenant)),
@@ -105,4 +106,5 @@ def assert_consistent(mem: Memory, tenant: str, user: str) -> None:
 
 
 def user_points(mem: Memory, tenant: str, user: str) -> dict[str, int]:
+    mem.parts.links.flush()
     return mem.store.count_user_points(Scope.of(user, tenant))

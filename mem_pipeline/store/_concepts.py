@@ -127,7 +127,16 @@ class ConceptStore(StoreBase):
         return [(str(r.id), dict(r.payload or {})) for r in self._scroll(self.concepts, flt)]
 
     def set_concept_vectors(self, items: Sequence[tuple[str, Any]]) -> None:
-        """Write the name vectors of concepts written without them, and mark them done."""
+        """Write the name vectors of concepts written without them, and mark them done (those
+        deleted since they were read are skipped: the vectors are computed unlocked)."""
+        if not items:
+            return
+        with self._translate("reading concepts"):
+            alive = {
+                str(r.id)
+                for r in self.client.retrieve(self.concepts, ids=[c for c, _ in items], with_payload=False)
+            }
+        items = [(cid, v) for cid, v in items if cid in alive]
         if not items:
             return
         vecs = [models.PointVectors(id=cid, vector={"name": [float(x) for x in v]}) for cid, v in items]

@@ -172,6 +172,13 @@ _PAST_FORMS = {
 def content_words(text: str) -> list[str]:
     """Stemmed tokens without stopwords; possessive 's dropped; the past forms of irregular
     verbs read as the verb ("met" -> "meet")."""
+    return list(_content_words(text))
+
+
+@lru_cache(maxsize=16384)
+def _content_words(text: str) -> tuple[str, ...]:
+    # a raw turn's lexical entry is rebuilt as its neighbours arrive (``sparse_doc`` of its
+    # lines, most of them analysed before): the lines' analysis is remembered
     out = []
     for t in tokens(text):
         if t.endswith("'s"):
@@ -179,7 +186,7 @@ def content_words(text: str) -> list[str]:
         t = _PAST_FORMS.get(t, t)
         if t and t not in STOPWORDS:
             out.append(stem(t))
-    return out
+    return tuple(out)
 
 
 def _term_index(term: str) -> int:
