@@ -31,6 +31,7 @@ SETS = {
         "cassettes/behaviour/heldout.yaml",
         "eval/results/behaviour_heldout_llm.json",
     ),
+    "main": ("eval/data/behaviour", "cassettes/behaviour/main.yaml", "eval/results/behaviour_llm.json"),
 }
 
 
