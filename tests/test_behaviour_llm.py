@@ -111,3 +111,20 @@ def test_a_subset_leaves_recorded_interactions_unplayed_and_fails(replay) -> Non
 def test_a_missing_cassette_exits_3(replay, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     rc, got = replay(SETS["heldout"][0], str(tmp_path / "none.yaml"))
     assert rc == 3 and got == {}
+
+
+def test_recording_keeps_exactly_the_requests_of_the_run(replay, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """--record on a cassette that answers every request of a part of the set: nothing goes to
+    the network, and the recorded interactions that part did not ask for are dropped, so the
+    cassette then replays that part exactly."""
+    import shutil
+
+    data, cassette, _ = SETS["heldout"]
+    part = tmp_path / "part.yaml"
+    shutil.copy(ROOT / cassette, part)
+    rc, got = replay(data, str(part), "--kinds", "stale_repeat", "--record")
+    tape = got["cassette"]
+    assert rc == 0 and tape["record"] and tape["live"] == 0 and 0 < tape["played"] < tape["interactions"]
+    assert part.read_text().count("- request:") == tape["requests"]
+    rc, got = replay(data, str(part), "--kinds", "stale_repeat")
+    assert rc == 0 and got["cassette"]["played"] == got["cassette"]["interactions"] == tape["requests"]
