@@ -5,6 +5,18 @@
     python -m eval.behaviour --kinds correction stale_repeat --json out.json
     OPENAI_BASE_URL=... OPENAI_API_KEY=... MEM_PIPELINE_LLM_MODEL=... \\
         python -m eval.behaviour --extractor llm --json out.json
+    python -m eval.behaviour --cassette cassettes/behaviour/main.yaml   # the LLM path, replayed
+    OPENAI_BASE_URL=http://127.0.0.1:8089/v1 python -m eval.behaviour \\
+        --cassette cassettes/behaviour/main.yaml --record                # ... recorded
+
+``--cassette`` runs the LLM path under a vcrpy cassette (``eval/_cassette.py``): by default it
+only replays, with no key and no network, and exits 3 when a request the pipeline sends is not
+in the cassette or a recorded one is never asked for (the prompts, the model or the pipeline's
+requests changed: re-record). ``--record`` sends the requests the cassette lacks to the
+endpoint, records them and drops recorded ones this run did not ask for. The endpoint and model
+default to those the cassettes were recorded with (:data:`CASSETTE_URL`,
+:data:`CASSETTE_MODEL`); replay must use the same ones, since the URL and the model's name are
+part of each request matched.
 
 Hand-written chat scenarios (``eval/data/behaviour/README.md`` describes the format): each is a
 short dated chat of a user with an assistant, then probes (queries asked later) and checks on
@@ -36,7 +48,8 @@ Metrics, per kind and overall, each a share with its count (k/n):
 - category: ``categories`` entries whose fact was stored and has an accepted category (entries
   whose fact was not stored are counted apart, as missing).
 
-The exit code is 0 whatever the scores (this is a measurement); 2 when the data is malformed.
+The exit code is 0 whatever the scores (this is a measurement); 2 when the data is malformed;
+3 when a ``--cassette`` replay does not match the cassette.
 """
 
 from __future__ import annotations
@@ -50,7 +63,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -100,6 +113,11 @@ METRICS = (
     ("suggestions stored", "suggestions_stored", True),
     ("category", "category", False),
 )
+
+
+#: the endpoint and model the committed cassettes were recorded with (``local-llm.sh start 8089``)
+CASSETTE_URL = "http://127.0.0.1:8089/v1"
+CASSETTE_MODEL = "qwen2.5-coder-1.5b-instruct"
 
 
 class DataError(ValueError):
@@ -552,27 +570,48 @@ def run_scenario(memory: Any, s: Mapping[str, Any], user_id: str) -> dict[str, A
     }
 
 
-def _config(extractor: str, path: str) -> Any:
+def _config(extractor: str, path: str, cassette: bool = False) -> Any:
+    """The store's config. Under a cassette the endpoint and model default to the recorded ones
+    (a dummy key: none is recorded), the timeout is long (a 2-core machine can take minutes on
+    one call) and there are no transport retries (a replayed request not in the cassette fails
+    at once, and a recording holds exactly the calls a replay makes)."""
     from mem_pipeline import MemoryConfig
 
     if extractor == "offline":
         return MemoryConfig(path=path)
     base_url, key = os.environ.get("OPENAI_BASE_URL"), os.environ.get("OPENAI_API_KEY")
+    model = os.environ.get("MEM_PIPELINE_LLM_MODEL")
+    if cassette:
+        return MemoryConfig(
+            path=path,
+            llm="openai",
+            llm_base_url=base_url or CASSETTE_URL,
+            llm_api_key=key or "local",
+            llm_model=model or CASSETTE_MODEL,
+            llm_timeout_s=3600,
+            llm_max_retries=0,
+        )
     if not (base_url or key):
         raise SystemExit("--extractor llm needs OPENAI_BASE_URL and/or OPENAI_API_KEY")
-    model = os.environ.get("MEM_PIPELINE_LLM_MODEL")
     extra = {"llm_model": model} if model else {}  # else the library's default model
     return MemoryConfig(path=path, llm="openai", llm_base_url=base_url, llm_api_key=key, **extra)
 
 
-def run(scenarios: Sequence[Mapping[str, Any]], extractor: str = "offline") -> dict[str, Any]:
-    """Run every scenario on one fresh temporary store; the per-scenario results."""
+def run(
+    scenarios: Sequence[Mapping[str, Any]],
+    extractor: str = "offline",
+    *,
+    cassette: bool = False,
+    after: Callable[[], None] | None = None,
+) -> dict[str, Any]:
+    """Run every scenario on one fresh temporary store; the per-scenario results. ``after`` is
+    called after each scenario (a recording saves its cassette there)."""
     from mem_pipeline import Memory
 
     nonce = uuid.uuid4().hex[:8]
     results = []
     with tempfile.TemporaryDirectory(prefix="mem-behaviour-") as tmp:
-        config = _config(extractor, tmp)
+        config = _config(extractor, tmp, cassette)
         with Memory(config=config) as memory:
             for s in scenarios:
                 t0 = time.perf_counter()
@@ -580,6 +619,8 @@ def run(scenarios: Sequence[Mapping[str, Any]], extractor: str = "offline") -> d
                 r["seconds"] = round(time.perf_counter() - t0, 3)
                 results.append(r)
                 print(f"  {r['id']}: {_brief(r)}", file=sys.stderr)
+                if after is not None:
+                    after()
         model = config.llm_model if config.llm_configured else None
     return {"extractor": extractor, "llm_model": model, "results": results}
 
@@ -605,10 +646,21 @@ def _brief(r: Mapping[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--data", default=str(DEFAULT_DATA), help="a directory of *.json scenario files, or one")
-    ap.add_argument("--extractor", choices=("offline", "llm"), default="offline")
+    ap.add_argument("--extractor", choices=("offline", "llm"), default=None, help="offline (the default)")
     ap.add_argument("--json", default=None, help="write the summary and per-scenario details here")
     ap.add_argument("--kinds", nargs="+", choices=KINDS, default=None, help="only these kinds")
+    ap.add_argument(
+        "--cassette",
+        default=None,
+        help="run the LLM path under this vcrpy cassette: replay only, unless --record",
+    )
+    ap.add_argument("--record", action="store_true", help="with --cassette: record what the cassette lacks")
     args = ap.parse_args(argv)
+    if args.record and not args.cassette:
+        ap.error("--record needs --cassette")
+    if args.cassette and args.extractor == "offline":
+        ap.error("--cassette is for the LLM path (--extractor llm)")
+    extractor = "llm" if args.cassette else (args.extractor or "offline")
     try:
         scenarios = load_scenarios(args.data)
     except DataError as e:
@@ -617,7 +669,43 @@ def main(argv: list[str] | None = None) -> int:
     if args.kinds:
         scenarios = [s for s in scenarios if s["kind"] in args.kinds]
     t0 = time.perf_counter()
-    out = run(scenarios, args.extractor)
+    if args.cassette:
+        from vcr.errors import CannotOverwriteExistingCassetteException
+
+        from eval._cassette import tape
+
+        if not args.record and not Path(args.cassette).exists():
+            print(f"error: no cassette at {args.cassette} (record it with --record)", file=sys.stderr)
+            return 3
+        try:
+            with tape(args.cassette, record=args.record) as cass:
+                out = run(scenarios, extractor, cassette=True, after=cass.save if args.record else None)
+        except CannotOverwriteExistingCassetteException as e:
+            print(
+                f"error: a request is not in {args.cassette}: the prompts, the model or the "
+                f"pipeline's requests changed (record again with --record)\n{str(e).splitlines()[0]}",
+                file=sys.stderr,
+            )
+            return 3
+        verb = "recorded" if args.record else "not in the cassette"
+        print(
+            f"cassette {args.cassette}: {cass.requests} requests, {cass.live} {verb}, "
+            f"{cass.played} of {cass.interactions} recorded ones replayed"
+            + (f", {cass.pruned} unused dropped" if cass.pruned else ""),
+            file=sys.stderr,
+        )
+        problems = cass.problems()
+        tape_info: dict[str, Any] | None = {
+            "path": args.cassette,
+            "record": args.record,
+            "requests": cass.requests,
+            "live": cass.live,
+            "interactions": cass.interactions,
+            "played": cass.played,
+        }
+    else:
+        out = run(scenarios, extractor)
+        problems, tape_info = [], None
     summary = summarize(out["results"])
     table = markdown_table(summary)
     print(table)
@@ -629,6 +717,7 @@ def main(argv: list[str] | None = None) -> int:
             "data": args.data,
             "extractor": out["extractor"],
             "llm_model": out["llm_model"],
+            "cassette": tape_info,
             "kinds": args.kinds,
             "seconds": round(time.perf_counter() - t0, 1),
             "summary": summary,
@@ -637,6 +726,9 @@ def main(argv: list[str] | None = None) -> int:
         }
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
+    if problems:
+        print("error: the replay does not match the cassette:\n  " + "\n  ".join(problems), file=sys.stderr)
+        return 3
     return 0
 
 

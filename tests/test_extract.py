@@ -57,6 +57,17 @@ def test_grounding_rejects_invented_facts() -> None:
     assert ground("The user hates the rain in Leeds.", turns) is None
 
 
+def test_grounding_accepts_a_bare_number_written_as_an_age() -> None:
+    """A bare number is an age: "I'm 29" is "The user is 29 years old" (the LLM path's wording,
+    rejected before as "unsupported: old, year"); the age words come free only with a number
+    the turn says."""
+    assert ground("The user is 29 years old.", ["I'm 29 and originally from Krakow."]) is None
+    assert ground("The user is 34 years old.", ["I'm 34 not 43, typo earlier"]) is None
+    assert ground("Lucía is a 7-year-old swimmer.", ["Lucía turned 7 and she swims a lot"]) is None
+    assert ground("The user is 29 years old.", ["I have 3 cats."]) is not None
+    assert ground("The user has an old car.", ["I have a car."]) is not None
+
+
 def test_conflicting_specifics() -> None:
     assert conflicting_specifics("My rent is 1,200 euros", "My rent is 1,500 euros")
     assert conflicting_specifics("The meeting is on Tuesday", "The meeting is on Thursday")

@@ -22,9 +22,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-import vcr
 from vcr.serializers import yamlserializer
 
+from eval._cassette import make_vcr
 from mem_pipeline import Memory, MemoryConfig
 from mem_pipeline.models import Message
 from mem_pipeline.text.dates import is_relative
@@ -36,27 +36,6 @@ CASSETTES = Path(__file__).resolve().parent.parent / "cassettes" / "llm"
 LLM_URL = os.environ.get("MEM_PIPELINE_TEST_LLM_URL", "http://127.0.0.1:8089/v1")
 LLM_MODEL = os.environ.get("MEM_PIPELINE_TEST_LLM_MODEL", "qwen2.5-coder-1.5b-instruct")
 LLM_KEY = os.environ.get("MEM_PIPELINE_TEST_LLM_KEY", "test-key")
-
-
-def _scrub_response(response: dict) -> dict:
-    headers = response.get("headers", {})
-    for h in list(headers):
-        if h.lower() in ("set-cookie", "openai-organization", "x-request-id"):
-            del headers[h]
-    return response
-
-
-def _hash_body(request):  # type: ignore[no-untyped-def]
-    """A request whose body is replaced by its SHA-256: the cassette of a LoCoMo session keeps
-    no LoCoMo text (CC BY-NC: read by path, never copied), and replay still matches the exact
-    body. vcrpy applies this to the live request and to every recorded one as it loads them, so
-    a body that is already a hash stays as it is."""
-    out = copy.deepcopy(request)
-    body = request.body or b""
-    raw = body if isinstance(body, bytes) else body.encode()
-    if not raw.startswith(b"sha256:"):
-        out.body = "sha256:" + hashlib.sha256(raw).hexdigest()
-    return out
 
 
 class Sealed:
@@ -99,15 +78,7 @@ def _open(  # type: ignore[no-untyped-def]
         pytest.fail(f"missing cassette {cassette}: record it (see this module's docstring)")
     if record_mode == "all":  # --record-mode=rewrite: vcrpy would keep the old interactions too
         cassette.unlink(missing_ok=True)
-    rec = vcr.VCR(
-        cassette_library_dir=str(CASSETTES),
-        record_mode=record_mode,
-        filter_headers=["authorization", "api-key", "x-api-key", "cookie", "openai-organization"],
-        before_record_request=_hash_body if hashed else None,
-        before_record_response=_scrub_response,
-        match_on=["method", "scheme", "host", "port", "path", "body"],
-        decode_compressed_response=True,
-    )
+    rec = make_vcr(CASSETTES, record_mode, hashed=hashed)
     if seal is not None:
         rec.register_serializer("sealed", Sealed(seal))
         rec.serializer = "sealed"

@@ -73,13 +73,29 @@ def _words(fact_text: str, speakers: Sequence[str]) -> list[str]:
     return [w for w in words if w not in STOPWORDS]
 
 
+#: an age written out: "29 years old", "a 7-year-old"
+_AGE = re.compile(r"\b(\d{1,3})[\s-]+years?[\s-]+old\b", re.IGNORECASE)
+_AGE_WORDS = frozenset(stem(w) for w in ("year", "years", "old"))
+
+
+def _source_words(fact_text: str, source_texts: Sequence[str]) -> set[str]:
+    """The content words of the sources; with "year" and "old" when the fact writes out as an
+    age ("29 years old") a number the sources say ("I'm 29"): the words a fact adds to state
+    a bare number as an age are not an invention."""
+    src = {w for t in source_texts for w in content_words(t)}
+    ages = {m.group(1) for m in _AGE.finditer(fact_text)}
+    if ages and ages & {w for t in source_texts for w in tokens(t)}:
+        src |= _AGE_WORDS
+    return src
+
+
 def support(fact_text: str, source_texts: Sequence[str], *, speakers: Sequence[str] = ()) -> float:
     """The share of the fact's content words (as :func:`ground` counts them) that occur in the
     source texts; 0 for a fact with none."""
     words = _words(fact_text, speakers)
     if not words:
         return 0.0
-    src = {w for t in source_texts for w in content_words(t)}
+    src = _source_words(fact_text, source_texts)
     return sum(1 for w in words if w in src) / len(words)
 
 
@@ -91,13 +107,13 @@ def ground(
     Returns ``None`` when the fact is grounded, else the reason. A word is supported when its
     stem occurs in the sources; the user's pronouns, "the user", the ``speakers``' names (a fact
     names the person it is about), month and weekday names (from resolved dates) and digits
-    are free. At least ``min_support`` of the remaining content words, and at least one, must
-    be supported.
+    are free; "years old" after a number the sources say is supported (``_source_words``). At
+    least ``min_support`` of the remaining content words, and at least one, must be supported.
     """
     words = _words(fact_text, speakers)
     if not words:
         return "the fact has no content words"
-    src = {w for t in source_texts for w in content_words(t)}
+    src = _source_words(fact_text, source_texts)
     supported = [w for w in words if w in src]
     share = len(supported) / len(words)
     if not supported or share < min_support:
