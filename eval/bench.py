@@ -48,10 +48,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import random
 import resource
 import shutil
 import statistics
+import string
 import subprocess
 import sys
 import tempfile
@@ -131,7 +133,22 @@ def sentence_pool(n: int, seed: int = 7) -> list[str]:
     return list(seen)
 
 
+def distinct_questions() -> int:
+    """How many distinct questions the templates can make."""
+    lists = {"act": ACTS, "name": NAMES, "place": PLACES, "food": FOODS, "time": TIMES, "rel": RELS}
+    total = 0
+    for q in QUESTIONS:
+        fields = {f for _, f, _, _ in string.Formatter().parse(q) if f}
+        total += math.prod(len(lists[f]) for f in fields)
+    return total
+
+
 def questions(n: int, seed: int) -> list[str]:
+    if n > distinct_questions():  # drawing for distinct ones would never end
+        raise ValueError(
+            f"{n} distinct questions asked for, the templates make {distinct_questions()}: "
+            "lower --queries (a run asks 5 x queries + 2 x sampled users)"
+        )
     rng = random.Random(seed)
     seen: dict[str, None] = {}
     while len(seen) < n:
@@ -486,7 +503,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="*", default=[1000, 10000, 100000], help="edge store sizes")
     ap.add_argument("--local-sizes", type=int, nargs="*", default=[1000], help="local-mode sizes")
-    ap.add_argument("--queries", type=int, default=200, help="queries per setting")
+    ap.add_argument("--queries", type=int, default=100, help="queries per setting (at most 128)")
     ap.add_argument("--add-turns", type=int, default=500, help="turns for the add throughput")
     ap.add_argument("--pool", type=int, default=20000, help="distinct sentences")
     ap.add_argument("--repeat", type=int, default=1, help="runs per size; the median is reported")
@@ -497,6 +514,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reuse", action="store_true", help="measure stores --dir already holds again")
     ap.add_argument("--json", help="write the results here")
     args = ap.parse_args(argv)
+    if 7 * args.queries > distinct_questions():  # 5 x queries + 2 x (at most queries) users
+        ap.error(
+            f"--queries {args.queries}: a run asks 7 x that many distinct questions, the templates make "
+            f"{distinct_questions()}"
+        )
     out = run(args)
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
