@@ -30,13 +30,14 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import logging
 import math
 import threading
 import time
 import weakref
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import combinations
@@ -150,6 +151,7 @@ class ConceptLinks:
         self._wake = threading.Event()
         self._stopped = False
         self._thread: threading.Thread | None = None
+        self._at_exit: Callable[[], None] | None = None
 
     @staticmethod
     def _cid(scope: Scope, name: str) -> str:
@@ -252,7 +254,9 @@ class ConceptLinks:
         if self._thread is None or not self._thread.is_alive():
             self._thread = threading.Thread(target=self._run, name="mem-pipeline-links", daemon=True)
             self._thread.start()
-            atexit.register(_flush_at_exit, weakref.ref(self))
+            if self._at_exit is None:
+                self._at_exit = functools.partial(_flush_at_exit, weakref.ref(self))
+                atexit.register(self._at_exit)
 
     def _run(self) -> None:
         while not self._stopped:
@@ -266,7 +270,7 @@ class ConceptLinks:
                     if not self._due:
                         self._wake.clear()
                     names = self._waiting >= self.vector_batch
-                if names:  # the embedding itself runs unlocked
+                if names and not self._stopped:  # the embedding itself runs unlocked
                     self.embed_names()
             except Exception:  # the journal entries stay open: recovery completes them
                 log.exception("writing concept counts and links failed; retrying in %.1f s", self.delay)
@@ -314,9 +318,11 @@ class ConceptLinks:
             try:
                 self.flush()
             finally:
-                atexit.unregister(_flush_at_exit)  # harmless if another instance registered it
+                if self._at_exit is not None:  # this instance's handler only
+                    atexit.unregister(self._at_exit)
+                    self._at_exit = None
         if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout=5)
+            self._thread.join(timeout=60)  # at most one chunk of names being embedded
 
     def _count(
         self, scope: Scope, u: _User | None, concepts: Mapping[str, tuple[float, float | None]], ts: float
@@ -414,10 +420,15 @@ class ConceptLinks:
             else:
                 self.flush(scope)
             todo = self.store.unembedded_concepts(scope)
+        background = threading.current_thread() is self._thread
         for i in range(0, len(todo), 256):
+            if background and self._stopped:  # closing: the closer computes what is left
+                break
             chunk = todo[i : i + 256]
             vecs = self.embed.embed([str(p["name"]) for _, p in chunk])
             with self._lock:
+                if background and self._stopped:
+                    break
                 self.store.set_concept_vectors([(cid, v) for (cid, _), v in zip(chunk, vecs)])
         return len(todo)
 
