@@ -311,18 +311,21 @@ class ConceptLinks:
                 self.store.end(due.jid)
 
     def close(self) -> None:
-        """Write what waits and stop the background writer."""
+        """Stop the background writer and write what waits. Not to be called holding the
+        store's lock (the writer is joined)."""
         with self._lock:
             self._stopped = True
             self._wake.set()
+        # joined without the lock (the writer takes it): the caller must not hold it either
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=60)  # at most one chunk of names being embedded
+        with self._lock:
             try:
                 self.flush()
             finally:
                 if self._at_exit is not None:  # this instance's handler only
                     atexit.unregister(self._at_exit)
                     self._at_exit = None
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout=60)  # at most one chunk of names being embedded
 
     def _count(
         self, scope: Scope, u: _User | None, concepts: Mapping[str, tuple[float, float | None]], ts: float

@@ -169,10 +169,10 @@ class Memory:
     def close(self) -> None:
         self._reader.close()
         with self.parts.lock:
-            if not self._closed:
-                self._closed = True
-                self.parts.links.close()  # the counts and links still waiting to be written
-                self.parts.links.embed_names()  # the new concepts' name vectors still to compute
+            first, self._closed = not self._closed, True
+        if first:  # outside the store's lock: closing the links joins their writer, which takes it
+            self.parts.links.close()  # the counts and links still waiting to be written
+            self.parts.links.embed_names()  # the new concepts' name vectors still to compute
         self.store.close()
 
     def __enter__(self) -> Memory:
