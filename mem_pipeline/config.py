@@ -139,6 +139,9 @@ class MemoryConfig(BaseModel):
     # turns an extraction window repeats from the window before it, for context (no fact is
     # taken from them twice)
     extract_overlap: int = Field(default=2, ge=0, le=10)
+    # user turns the LLM took no fact from are read by the offline rules too (a small model
+    # passes over "pescatarian btw"); their facts count in ``AddResult.backfilled``
+    extract_backfill: bool = True
 
     # dedupe / reconcile
     dedupe_threshold: float = Field(default=0.90, gt=0, le=1)
@@ -196,6 +199,10 @@ class MemoryConfig(BaseModel):
     # conversation are likelier to hold the rest of the answer. LoCoMo (all 7 conversations)
     # R@5/R@10: none .773/.840, **0.2 .782/.853**; hand-written set R@5 .80 -> .82.
     session_boost: float = Field(default=0.2, ge=0, le=1)
+    # a valid fact that sets the attribute a first-person question asks about (``text.slots``:
+    # "which city am I in?" -> where the user lives; "am I still working?" -> their work) gains
+    # slot_boost x the best relevance (1: such facts come first) and passes the relevance floor
+    slot_boost: float = Field(default=1.0, ge=0, le=2)
     # a raw turn that answers a question (the turn before it, said by someone else, asked one:
     # ``StoredFact.reply_to``) gains reply_boost x that question's relevance when both are
     # candidates (``recall.reply_lift``): the question holds a later query's words, the answer

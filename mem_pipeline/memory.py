@@ -75,7 +75,7 @@ class Memory:
 
     def __init__(
         self,
-        path: str | Path | None = None,
+        path: str | Path | MemoryConfig | None = None,
         url: str | None = None,
         config: MemoryConfig | None = None,
         *,
@@ -85,6 +85,10 @@ class Memory:
         reconciler: Reconciler | None = None,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
+        if isinstance(path, MemoryConfig):  # Memory(MemoryConfig(...)): the config, passed first
+            if config is not None:
+                raise TypeError("Memory() got two configs: pass one MemoryConfig, as config=")
+            path, config = None, path
         overrides: dict[str, Any] = {}
         if path is not None:
             overrides["path"] = str(path)
@@ -125,6 +129,7 @@ class Memory:
                 context_tokens=config.llm_context_tokens,
                 output_tokens=config.extract_output_tokens,
                 overlap=config.extract_overlap,
+                backfill=OfflineExtractor() if config.extract_backfill else None,
             )
             reconciler = reconciler if reconciler is not None else LLMReconciler(llm)
         self.extractor: Extractor = extractor if extractor is not None else OfflineExtractor()

@@ -175,6 +175,9 @@ class ExtractedFact(BaseModel):
     concepts: list[str] = Field(default_factory=list)
     source_turns: list[int] = Field(default_factory=list)
     subject: str | None = None
+    #: the extractor that proposed it, when not the add's own ("offline": an LLM extractor's
+    #: fallback rules took it from a turn the model took nothing from)
+    origin: Literal["llm", "offline"] | None = None
 
 
 Kind = Literal["fact", "turn"]
@@ -276,6 +279,9 @@ class AddResult(BaseModel):
     #: support them and were grounded to the line that does
     windows: int = 0
     regrounded: int = 0
+    #: facts the offline rules took from user turns the LLM took no fact from
+    #: (``MemoryConfig.extract_backfill``)
+    backfilled: int = 0
     llm_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0

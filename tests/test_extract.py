@@ -91,3 +91,49 @@ def test_prompts_fill_each_placeholder_once() -> None:
     assert "$" not in p and "peanut" not in p  # no example content a small model could copy
     p = render_prompt("reconcile", items="ITEMS-LIST")
     assert p.count("ITEMS-LIST") == 1
+
+
+def test_passing_moods_and_asides_are_small_talk_bare_attributes_are_statements() -> None:
+    from mem_pipeline.text.smalltalk import is_small_talk
+
+    for text in ("all good, just procrastinating lol", "Asking for a friend haha", "just curious"):
+        assert is_small_talk(text), text
+    for text in ("pescatarian btw", "Vegan.", "non-smoker", "i'm 61", "I'm vegetarian."):
+        assert not is_small_talk(text), text
+    facts = OfflineExtractor().extract([Message(role="user", content="pescatarian btw")], NOW).facts
+    assert [f.text for f in facts] == ["Pescatarian"]  # the trailing "btw" is how, not what
+
+
+def test_a_bare_number_is_grounded_only_by_the_same_number() -> None:
+    assert ground("I'm 61", ["i'm 61"]) is None
+    assert ground("I'm 62", ["i'm 61"]) == "the fact has no content words"
+
+
+def test_categories_by_what_the_fact_is_about() -> None:
+    from mem_pipeline.write.offline import category_of
+
+    cases = {
+        "I'm a wedding photographer, so weekends are gone.": Category.WORK,
+        "My twin sisters Ama and Esi take turns cooking.": Category.RELATIONSHIP,
+        "Broke my wrist skiing in January, still in a brace.": Category.HEALTH,
+        "I prefer texting over phone calls.": Category.PREFERENCE,
+        "Big fan of marvel films, seen every single one": Category.PREFERENCE,
+        "I'm single again.": Category.RELATIONSHIP,
+        "Retired since 2022": Category.WORK,
+    }
+    for text, want in cases.items():
+        assert category_of(text) == want, text
+
+
+def test_the_slot_a_question_asks_about() -> None:
+    from mem_pipeline.text.slots import asked_slot
+
+    assert asked_slot("which city am i in?") == "the user/residence"
+    assert asked_slot("can i eat salmon?") == "the user/diet"
+    assert asked_slot("am i still working?") == "the user/work"
+    assert asked_slot("what's my profession?") == "the user/work"
+    assert asked_slot("how old am i") == "the user/age"
+    assert asked_slot("When do I usually work?") is None  # a time, not the job
+    assert asked_slot("where does my sister live?") is None  # hers, not the user's
+    assert asked_slot("where does Ana live?") is None  # not in the first person
+    assert asked_slot("whats 2+2") is None

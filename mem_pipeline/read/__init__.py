@@ -30,9 +30,13 @@ from ..text.phrases import about_person
 from .associate import Reach, pick, reach
 from .hits import hit_of, score_parts
 from .query import Query, analyse
-from .rank import Ranked, boost_by_concepts, confidence, fill_scores, fold, rank
+from .rank import Ranked, boost_by_concepts, confidence, fill_scores, fold, rank, sets_slot
 
 __all__ = ["Reader"]
+
+
+#: The least confidence of a fact that sets the slot a question asks about (``_relevant``).
+SLOT_CONFIDENCE = 0.5
 
 
 class Reader:
@@ -106,6 +110,8 @@ class Reader:
                 when_boost=cfg.when_boost if q.asks_when else 0.0,
                 name_boost=cfg.name_boost if q.asks_name else 0.0,
                 people=q.people,
+                slot=q.slot,
+                slot_boost=cfg.slot_boost,
             )
             if early is None:
                 assert grams is not None
@@ -114,7 +120,8 @@ class Reader:
             qc, boost, found = early
             if boost:
                 ranked = boost_by_concepts(ranked, boost, cfg.concept_boost)
-            ranked = self._relevant(ranked, about_person(q.text, bool(q.named)) or bool(qc), floor, 3 * limit)
+            about = about_person(q.text, bool(q.named)) or bool(qc)
+            ranked = self._relevant(ranked, about, floor, 3 * limit, q.slot)
             hits = [_hit(r, folded) for r, folded in fold(ranked, limit)]
             if hits and reinforce:  # the caller says it will use them (a recall alone does not)
                 by_id = {c.id: c for c in cands}
@@ -142,16 +149,22 @@ class Reader:
         found = reach(self.parts, scope, at, qc) if expanding and qc else None
         return qc, boost, found
 
-    def _relevant(self, ranked: list[Ranked], about: bool, floor: float, scan: int) -> list[Ranked]:
+    def _relevant(
+        self, ranked: list[Ranked], about: bool, floor: float, scan: int, slot: str | None = None
+    ) -> list[Ranked]:
         """The ranked candidates with their confidence (for the first ``scan``, which is all a
         search returns from). With a ``floor``: none at all when the best of them is below it
         (the question is about nothing this memory holds), else those at ``hit_floor`` or more.
         ``about``: the question is about what this memory holds (the person, a speaker, a
-        concept of theirs)."""
+        concept of theirs); a fact that sets the ``slot`` the question asks for is relevant
+        however its words compare ("can I eat salmon?" and "Pescatarian"): its confidence is at
+        least :data:`SLOT_CONFIDENCE`."""
         cfg = self.parts.config
         out = []
         for r in ranked[:scan]:
             conf = confidence(r.cand.dense or 0.0, about, cfg.confidence_weights)
+            if slot is not None and sets_slot(r.cand.payload, slot):
+                conf = max(conf, SLOT_CONFIDENCE)
             r.parts = r.parts._replace(confidence=conf)
             out.append(r)
         if not floor:

@@ -10,6 +10,7 @@ from ..models import Scope
 from ..text.dates import asks_when, date_ranges
 from ..text.lexical import sparse_query
 from ..text.phrases import asks_name, name_tokens, without_names
+from ..text.slots import asked_slot
 
 __all__ = ["Query", "analyse", "dense_query"]
 
@@ -36,6 +37,8 @@ class Query:
     asks_name: bool = False
     concepts: dict[str, float] = field(default_factory=dict)
     grams: tuple[str, ...] = ()
+    #: the slot the question asks about ("the user/residence"; ``text.slots.asked_slot``)
+    slot: str | None = None
 
 
 def analyse(parts: Parts, scope: Scope, text: str, at: datetime, *, use_concepts: bool) -> Query:
@@ -61,6 +64,7 @@ def analyse(parts: Parts, scope: Scope, text: str, at: datetime, *, use_concepts
         asks_name=asking_name,
         concepts=found,
         grams=tuple(rest),
+        slot=asked_slot(text) if cfg.slot_boost else None,
     )
 
 

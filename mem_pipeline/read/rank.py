@@ -22,6 +22,7 @@ from ..store._payload import kind_of
 from ..text.dates import says_when
 from ..text.lexical import content_words
 from ..text.phrases import names_something
+from ..text.slots import slot_of
 
 __all__ = [
     "DATE_SLACK",
@@ -120,6 +121,8 @@ def rank(
     when_boost: float = 0.0,
     name_boost: float = 0.0,
     people: frozenset[str] = frozenset(),
+    slot: str | None = None,
+    slot_boost: float = 0.0,
 ) -> list[Ranked]:
     """Score candidates: relevance x decay x reinforcement, best first.
 
@@ -137,7 +140,12 @@ def rank(
     - ``reply_boost``: + boost x the relevance of the question a turn answers
       (:func:`reply_lift`), before the others;
     - ``session_boost``: + boost x the best relevance among the candidates of the same
-      ``metadata["session"]``.
+      ``metadata["session"]``;
+    - ``slot_boost``: a fact that sets the ``slot`` the question asks about ("am I still
+      working?" and "Retired since 2022": the user's work) ranks above every other candidate,
+      in its own order among such facts: its relevance becomes ``best + boost x (best + r) /
+      2``. Not a factor: the scaled relevance of the least similar candidate is 0, and the
+      embedding may well put "Retired" furthest from "working".
     """
     rel = fuse([c.dense for c in candidates], [c.lexical for c in candidates], dense_weight=dense_weight)
     lent = reply_lift(candidates, rel, reply_boost) if reply_boost else [0.0] * len(rel)
@@ -159,6 +167,12 @@ def rank(
         rel = [
             r * (1 + name_boost) if _names_something(c.text, people) else r for c, r in zip(candidates, rel)
         ]
+    if slot and slot_boost:
+        top = max(rel, default=0.0)
+        rel = [
+            top + slot_boost * (top + r) / 2 if sets_slot(c.payload, slot) else r
+            for c, r in zip(candidates, rel)
+        ]
     if session_boost:
         rel = _session_lift(candidates, rel, session_boost)
     at = now.timestamp()
@@ -169,6 +183,18 @@ def rank(
         out.append(Ranked(c, r * d * rf, parts))
     out.sort(key=_order)
     return out
+
+
+def sets_slot(payload: Mapping[str, Any], slot: str) -> bool:
+    """Whether a valid fact sets ``slot`` to a value, as a question about the slot asks ("I
+    quit my job" tells that a value ended, not what it is now)."""
+    return payload.get("slot") == slot and payload.get("valid", True) and not _stops(str(payload["text"]))
+
+
+@lru_cache(maxsize=8192)
+def _stops(text: str) -> bool:
+    found = slot_of(text)
+    return found is not None and found.stopped
 
 
 def strength(

@@ -50,7 +50,11 @@ STOPWORDS = frozenset(
 )
 
 _TOKEN_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
-_SENT_RE = re.compile(r"(?<=[.!?…])[\"')\]]*\s+|\n+")
+# a sentence ends at . ! ? or …, but not after an initial or a title ("Ursula K. Le Guin",
+# "Dr. Okafor", "St. Mary's")
+_SENT_RE = re.compile(
+    r"(?<=[.!?…])(?<! [A-Z]\.)(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\bMrs\.)[\"')\]]*\s+|\n+"
+)
 _STEMMER = snowballstemmer.stemmer("english")
 
 

@@ -20,7 +20,20 @@ from dataclasses import dataclass
 
 from .lexical import content_words
 
-__all__ = ["CHANGE_CUE", "SINGLE_VALUED", "Slot", "changes", "slot_of"]
+__all__ = ["CHANGE_CUE", "PROFESSIONS", "SINGLE_VALUED", "Slot", "asked_slot", "changes", "slot_of"]
+
+#: What people do for a living ("I'm a wedding photographer" sets where one works).
+PROFESSIONS = (
+    r"accountant|actor|actress|analyst|architect|artist|baker|barber|barista|bartender|builder|butcher|"
+    r"carpenter|carer|caregiver|cashier|chef|cleaner|coach|consultant|cook|counsell?or|courier|dentist|"
+    r"designer|developer|dietitian|doctor|driver|economist|editor|electrician|engineer|farmer|"
+    r"firefighter|gardener|hairdresser|journalist|judge|lawyer|lecturer|librarian|mechanic|midwife|"
+    r"musician|nanny|nurse|optician|painter|paramedic|pharmacist|photographer|physician|physicist|"
+    r"physio(?:therapist)?|pilot|plumber|police officer|postman|professor|programmer|psychologist|"
+    r"radiographer|receptionist|researcher|salesperson|scientist|secretary|social worker|solicitor|"
+    r"barrister|stylist|surgeon|surveyor|tailor|teacher|technician|therapist|translator|tutor|vet|"
+    r"veterinarian|waiter|waitress|writer"
+)
 
 # family -> the words that name it (matched on the lowercased text)
 _FAMILIES: list[tuple[str, re.Pattern[str]]] = [
@@ -36,7 +49,8 @@ _FAMILIES: list[tuple[str, re.Pattern[str]]] = [
         "diet",
         re.compile(
             r"\b(?:vegetarian|vegan|pescatarian|pescetarian|keto|paleo|gluten[- ]free|dairy[- ]free|"
-            r"(?:eat|eating|eats|ate) (?:meat|fish|dairy|pork|beef|chicken|seafood)|diet)\b"
+            r"(?:eat|eating|eats|ate) (?:meat|fish|dairy|pork|beef|chicken|seafood|carbs|sugar|eggs|bread)|"
+            r"diet)\b"
         ),
     ),
     ("smoking", re.compile(r"\b(?:smok\w*|cigarettes?|vap(?:e|ing)|nicotine)\b")),
@@ -47,18 +61,22 @@ _FAMILIES: list[tuple[str, re.Pattern[str]]] = [
     (
         "relationship",
         re.compile(
-            r"\b(?:girlfriend|boyfriend|partner|fianc[ée]e?|married|divorced|single|engaged|"
+            r"\b(?:girlfriend|boyfriend|partner|fianc[ée]e?|married|divorced|engaged|"
+            r"(?:i['’]?m|i am|still|been|being|stay(?:ing)?|now|happily) single|"
             r"split up|broke up|breaking up|separated|back together|dating)\b"
         ),
     ),
     ("phone", re.compile(r"\b(?:phone|iphone|pixel|android|galaxy|smartphone)\b")),
     ("car", re.compile(r"\b(?:car|drive an?|driving an?|motorbike)\b")),
-    ("age", re.compile(r"\b(?:\d{1,3} years? old|turned \d{1,3}|i['’]?m \d{1,3}\b|aged? \d{1,3})")),
+    ("age", re.compile(r"\b(?:\d{1,3} years? old|turned \d{1,3}|i(?:['’]?m| am) \d{1,3}\b|aged? \d{1,3})")),
     (
         "work",
         re.compile(
             r"\b(?:work|works|working|job|employer|employed|hired|intern\w*|career|"
-            r"quit (?:my|the) job|left (?:my|the) job|company|office|promoted)\b"
+            r"quit (?:my|the) job|left (?:my|the) job|company|office|promoted|retired|retirement|"
+            r"unemployed|laid off|made redundant|between jobs|startup|start-up|firm|fintech|agency|"
+            r"consultancy)\b"
+            rf"|\b(?:i['’]?m|i am|is|as) an? (?:[\w-]+ ){{0,2}}(?:{PROFESSIONS})\b"
         ),
     ),
 ]
@@ -81,11 +99,14 @@ _STOPPED = re.compile(
 _HISTORY = re.compile(
     r"\b(?:when|while|back when|before) (?:i|we|he|she|they) (?:lived|worked|was|were)\b", re.I
 )
+_KIN = (
+    r"sister|brother|mother|mom|mum|father|dad|son|daughter|wife|husband|partner|girlfriend|boyfriend|"
+    r"friend|best friend|cousin|aunt|uncle|grandmother|grandfather|grandma|grandpa|niece|nephew|"
+    r"boss|roommate|flatmate|neighbou?r|colleague"
+)
 _RELATION = re.compile(
     r"^\s*(?:(?i:actually|so|also|and|oh)[\s,]+)*(?:(?i:my|the user['’]s)|[A-Z][a-z]+['’]s) "
-    r"(sister|brother|mother|mom|mum|father|dad|son|daughter|wife|husband|partner|girlfriend|boyfriend|"
-    r"friend|best friend|cousin|aunt|uncle|grandmother|grandfather|grandma|grandpa|niece|nephew|"
-    r"boss|roommate|flatmate|neighbou?r|colleague)(?: ([A-Z][a-z]+))?",
+    rf"({_KIN})(?: ([A-Z][a-z]+))?",
 )
 _SLOT_WORDS = frozenset(
     content_words(
@@ -130,6 +151,46 @@ def slot_of(text: str, speaker: str = "the user") -> Slot | None:
     taken = set(content_words(subject))
     value = tuple(sorted({w for w in content_words(text) if w not in _SLOT_WORDS and w not in taken}))
     return Slot(family, subject, value, stopped=bool(_STOPPED.search(text)))
+
+
+# what a question asks about, by family: the words of its statements and the questions' own
+_ASKED: list[tuple[str, re.Pattern[str]]] = [
+    (
+        "residence",
+        re.compile(
+            r"\bwhere (?:do|does|did) \w+ live\b|\bwhere (?:am i|is \w+|are we) (?:living|based|staying)\b|"
+            r"\b(?:which|what) (?:city|town|country|neighbou?rhood)\b|\bhome ?town\b|\baddress\b"
+        ),
+    ),
+    (
+        "work",
+        re.compile(r"\b(?:profession|occupation|career|employer|for a living|still working|job|jobs)\b"),
+    ),
+    (
+        "diet",
+        re.compile(r"\b(?:can|could|should|may) (?:i|we|\w+) (?:eat|have)\b|\bdiet\b|\bdietary\b"),
+    ),
+    ("age", re.compile(r"\bhow old\b|\bwhat age\b|\bmy age\b")),
+]
+# "When do I usually work?", "How long have I lived here?": a time or a count, not the value
+_ASKS_OTHER = re.compile(r"^\W*(?:when|why|how (?:long|often|many|much|far|come))\b")
+_ASKER = re.compile(r"\b(?:i|i['’]m|me|my|am i|do i)\b", re.IGNORECASE)
+
+
+def asked_slot(question: str) -> str | None:
+    """The slot a question asks about, as stored facts name theirs (``"the user/residence"``),
+    or None: "which city am I in?" -> where the user lives, "can I eat salmon?" -> the user's
+    diet, "am I still working?" -> the user's work. Only questions in the first person: whose
+    attribute a question about someone else asks for is left to the other signals."""
+    if not _ASKER.search(question):
+        return None
+    low = question.lower()
+    family = next((name for name, pattern in _ASKED if pattern.search(low)), None)
+    if family is None and not _ASKS_OTHER.match(low):
+        family = next((name for name, pattern in _FAMILIES if pattern.search(low)), None)
+    if family is None or _RELATION.match(question) or re.search(r"\bmy (?:" + _KIN + r")\b", low):
+        return None  # "where does my sister live?" asks for hers, not the user's
+    return f"the user/{family}"
 
 
 def changes(text: str) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from .lexical import content_words, split_sentences, tokens
+from .slots import slot_of
 from .voice import strip_filler
 
 __all__ = ["is_small_talk", "is_statement"]
@@ -28,6 +29,8 @@ _SMALL_TALK = frozenset(
 _TRANSIENT = re.compile(
     r"\b(?:slept (?:badly|poorly|well|in)|didn['’]?t sleep|tired|sleepy|bored|hungry|thirsty|exhausted|"
     r"knackered|hungover|just woke up|running late|on my way|chilling|in a (?:good|bad) mood|"
+    r"procrastinat\w*|killing time|just browsing|(?:just )?(?:asking|checking) for a friend|just curious|"
+    r"just wondering|just checking|enough \w+ for (?:today|tonight|now|the day|\d+ \w+ \d{4})|"
     r"it(?:['’]?s| is) (?:raining|sunny|cold|hot|snowing)|(?:mondays|fridays)\b)",
     re.IGNORECASE,
 )
@@ -79,4 +82,16 @@ def is_statement(sentence: str) -> bool:
         return False
     if not content_words(s):
         return False
-    return len(words) >= 2 if _FIRST_PERSON.search(s) else len(words) >= 3
+    if _FIRST_PERSON.search(s):
+        return len(words) >= 2
+    # a bare attribute said in passing ("pescatarian btw", "vegan", "non-smoker") is a statement
+    return len(words) >= 3 or _attribute(s)
+
+
+#: Slot families whose bare value is a statement about the speaker ("vegan", "sober").
+_BARE = frozenset({"diet", "smoking", "drinking", "age"})
+
+
+def _attribute(sentence: str) -> bool:
+    slot = slot_of(sentence)
+    return slot is not None and slot.family in _BARE

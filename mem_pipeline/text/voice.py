@@ -163,11 +163,16 @@ _FILLER = re.compile(
 )
 
 
+_TRAILING_FILLER = re.compile(
+    r"(?:[\s,;:-]+(?:btw|by the way|fyi|lol|haha+|tbh|just so you know|jsyk))+[\s!.]*$", re.IGNORECASE
+)
+
+
 def strip_filler(text: str) -> str:
-    """``text`` without the discourse words it opens with ("Actually, ", "Just so you know, ",
-    "Oh and by the way "), which say how something is said, not what; the first letter is
-    capitalised again."""
-    out = _FILLER.sub("", text).strip()
+    """``text`` without the discourse words it opens or ends with ("Actually, ", "Just so you
+    know, ", "Oh and by the way ", "... btw"), which say how something is said, not what; the
+    first letter is capitalised again."""
+    out = _TRAILING_FILLER.sub("", _FILLER.sub("", text)).strip()
     return (out[:1].upper() + out[1:]) if out else text
 
 

@@ -178,6 +178,7 @@ class Writer:
         result.completion_tokens += extraction.completion_tokens
         result.windows += extraction.windows
         result.regrounded += extraction.regrounded
+        result.backfilled += extraction.backfilled
         facts = self._grounded(extraction.facts, msgs, result)
         for f in facts:
             f.concepts = [
@@ -225,7 +226,7 @@ class Writer:
                     if speaker and "speaker" not in fmeta:
                         fmeta["speaker"] = speaker
                     sources = [turn_ids[i] for i in f.source_turns if i in turn_ids]
-                    origin = "llm" if self.extractor.name == "llm" else "offline"
+                    origin = f.origin or ("llm" if self.extractor.name == "llm" else "offline")
                     result.events.extend(
                         apply_decision(
                             self.parts,
@@ -378,7 +379,12 @@ def _still_valid(
             return Decision("NOOP", target=gone, reason=f"{d.reason}; this add already replaced it")
         return Decision("ADD", reason=f"{d.reason}; its target changed meanwhile")
     return Decision(
-        d.action, live[d.target.id], d.text, d.reason, tuple(live[f.id] for f in d.also if f.id in live)
+        d.action,
+        live[d.target.id],
+        d.text,
+        d.reason,
+        tuple(live[f.id] for f in d.also if f.id in live),
+        tuple(k for k in d.keep if k[0] in live and live[k[0]].text == k[1]),  # unchanged since
     )
 
 

@@ -15,6 +15,8 @@ from .._inputs import MAX_CONCEPTS
 from .._parts import Parts, event_row
 from ..models import AddEvent, ExtractedFact, Kind, Scope, StoredFact, new_fact_id
 from ..store import VectorLike, legacy_id, repeat_key
+from ..text.phrases import candidate_phrases, normalize_concept
+from ..text.slots import slot_of
 from ..text.voice import first_person
 from .reconcile import Decision
 from .turns import place_turn
@@ -113,8 +115,9 @@ def apply_decision(
         )
     ]
     if decision.action == "SUPERSEDE" and decision.target is not None:
+        kept = {fid_: rest for fid_, _, rest in decision.keep}
         for old in (decision.target, *decision.also):
-            events += supersede(parts, scope, old, fid, fact.text, when, decision.reason)
+            events += supersede(parts, scope, old, fid, fact.text, when, decision.reason, kept.get(old.id))
         out = [
             AddEvent(
                 event="SUPERSEDE",
@@ -131,12 +134,21 @@ def apply_decision(
 
 
 def supersede(
-    parts: Parts, scope: Scope, old: StoredFact, by: str, text: str, when: datetime, reason: str
+    parts: Parts,
+    scope: Scope,
+    old: StoredFact,
+    by: str,
+    text: str,
+    when: datetime,
+    reason: str,
+    keep: str | None = None,
 ) -> list[dict[str, Any]]:
     """Mark ``old`` replaced by fact ``by`` (kept, with ``invalid_at``, for history), and with it
     the turns it came from that still say it: a turn "I live in Lisbon and I work as a nurse"
     whose Lisbon fact a move replaced would otherwise still answer "where do I live?" (its
-    other facts stay current as facts). The history rows to write (the caller writes them)."""
+    other facts stay current as facts). With ``keep`` (what ``old`` says that the new fact does
+    not touch: ``reconcile.remainder``), ``old`` is rewritten to it and stays current; its
+    turns are replaced all the same. The history rows to write (the caller writes them)."""
     now = parts.now()
     stale = {
         "valid": False,
@@ -144,9 +156,18 @@ def supersede(
         "superseded_by": by,
         "updated_ts": now.timestamp(),
     }
-    parts.links.update(scope, old.concepts, [], when, fact_id=old.id)  # current facts only
-    parts.store.set_fact_fields(old.id, stale)
-    rows = [event_row(old.id, "SUPERSEDE", old.text, text, now, superseded_by=by, reason=reason)]
+    rows: list[dict[str, Any]] = []
+    if keep is not None:
+        why = f"{reason}; keeps what the new fact does not correct"
+        said = {normalize_concept(c) for c in candidate_phrases(keep)}
+        still = [c for c in old.concepts if normalize_concept(c) in said]
+        now_sets = slot_of(keep, str(old.metadata.get("speaker") or "the user"))
+        slot = f"{now_sets.subject}/{now_sets.family}" if now_sets else None
+        rewrite(parts, scope, old, keep, still, now, reason=why, merge=False, slot=slot)
+    else:
+        parts.links.update(scope, old.concepts, [], when, fact_id=old.id)  # current facts only
+        parts.store.set_fact_fields(old.id, stale)
+        rows.append(event_row(old.id, "SUPERSEDE", old.text, text, now, superseded_by=by, reason=reason))
     for turn in parts.store.get_facts(scope, old.sources):
         if turn.is_valid and turn.kind == "turn":
             parts.links.update(scope, turn.concepts, [], when, fact_id=turn.id)
@@ -210,15 +231,22 @@ def rewrite(
     *,
     reason: str = "",
     event: str = "UPDATE",
+    merge: bool = True,
+    slot: str | bool | None = False,
 ) -> None:
-    """Replace a fact's text (same id): new vectors, merged concepts, an UPDATE event."""
+    """Replace a fact's text (same id): new vectors, its concepts and ``concepts`` merged (or
+    only ``concepts``, with ``merge=False``), an UPDATE event; ``slot``, when given (None
+    included), is the slot the new text sets."""
     index_text = text if target.kind == "turn" else embed_text(text, target.metadata.get("speaker"))
     vec = parts.embed.embed_one(index_text)
     updated = target.model_copy(
         update={
             "text": text,
             "updated_at": now,
-            "concepts": list(dict.fromkeys([*target.concepts, *concepts]))[:MAX_CONCEPTS],
+            **({} if slot is False else {"slot": slot}),
+            "concepts": list(dict.fromkeys([*target.concepts, *concepts] if merge else concepts))[
+                :MAX_CONCEPTS
+            ],
         }
     )
     parts.store.upsert_facts([(updated, vec, index_text, index_text)])

@@ -10,6 +10,10 @@ take and is dropped. What the model returns is then made to hold: a fact cites l
 window (else it is grounded to the window's line that best supports it, or left with none and
 rejected), names the person it is about, and has absolute dates (``text.dates``).
 
+A small model passes over some statements ("pescatarian btw"): with a ``backfill`` extractor
+(the offline rules, by default), the user turns the model took no fact from are read by it,
+and a fact that cites only small talk ("all good, just procrastinating lol") is dropped.
+
 An answer cut off by the output limit keeps the facts it finished (``Completion.truncated``),
 and the window's lines after the last one those facts cite are read again in a window of their
 own (:func:`rest_of`); a cut answer that finished none has its window split in two. Nothing
@@ -63,6 +67,8 @@ class Extraction:
     completion_tokens: int = 0
     windows: int = 0
     regrounded: int = 0
+    #: facts the fallback extractor took from user turns the LLM took none from
+    backfilled: int = 0
     failed: list[tuple[list[int], LLMError]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -209,9 +215,16 @@ class LLMExtractor:
     name = "llm"
 
     def __init__(
-        self, llm: LLMClient, *, context_tokens: int = 4096, output_tokens: int = 1024, overlap: int = 2
+        self,
+        llm: LLMClient,
+        *,
+        context_tokens: int = 4096,
+        output_tokens: int = 1024,
+        overlap: int = 2,
+        backfill: Extractor | None = None,
     ) -> None:
         self.llm = llm
+        self.backfill = backfill
         self.output_tokens = output_tokens
         self.overlap = overlap
         overhead = estimate_tokens(self._prompt([], "Monday 1 January 2024", ["Someone"], 0))
@@ -276,7 +289,25 @@ class LLMExtractor:
                 queue.extendleft(reversed(more))
         if errors and len(result.failed) == result.windows:
             raise errors[-1]
+        if self.backfill is not None:
+            self._backfill(messages, now, result)
         return result
+
+    def _backfill(self, messages: Sequence[Message], now: datetime, result: Extraction) -> None:
+        """The fallback extractor's facts from the user turns the model took none from (a small
+        model passes over "pescatarian btw" or "I'm 61"), but those of failed windows, which go
+        to pending whole."""
+        taken = {i for f in result.facts for i in f.source_turns}
+        failed = {i for indexes, _ in result.failed for i in indexes}
+        missed = {
+            i for i, m in enumerate(messages) if m.role == "user" and i not in taken and i not in failed
+        }
+        if not missed or self.backfill is None:
+            return
+        for fact in self.backfill.extract(messages, now).facts:
+            if fact.source_turns and set(fact.source_turns) <= missed:
+                result.facts.append(fact.model_copy(update={"origin": "offline"}))
+                result.backfilled += 1
 
     @staticmethod
     def _fact(
@@ -298,6 +329,8 @@ class LLMExtractor:
         if not text or text.endswith("?") or is_small_talk(text):
             return None  # a question, a greeting or thanks: no fact (rule 4 of the prompt)
         spoken = [i for i in cited if messages[i].role == "user"]
+        if spoken and all(is_small_talk(messages[i].content) for i in spoken):
+            return None  # "all good, just procrastinating lol" states nothing durable (rule 4)
         if not spoken or ground(text, [messages[i].content for i in spoken], speakers=people) is not None:
             best = _best_line(text, win, messages, people)
             if best is not None:

@@ -112,6 +112,10 @@ def ground(
     """
     words = _words(fact_text, speakers)
     if not words:
+        # a bare number said of oneself ("I'm 61"): supported when the sources say that number
+        numbers = {t for t in tokens(fact_text) if t.isdigit()}
+        if numbers and numbers <= {t for src in source_texts for t in tokens(src)}:
+            return None
         return "the fact has no content words"
     src = _source_words(fact_text, source_texts)
     supported = [w for w in words if w in src]
@@ -126,7 +130,8 @@ def ground(
 
 
 _CONFIRM = re.compile(
-    r"^\s*(yes|yeah|yep|sure|ok|okay|please do|do it|go ahead|sounds good|perfect|great|"
+    r"^\s*(?:(?:oh+|ooh+|ah+|wow)[\s,!.]*)?"
+    r"(yes|yeah|yep|sure|ok|okay|please do|do it|go ahead|sounds good|perfect|great|"
     r"book (it|that)|that works|let'?s do (it|that))\b",
     re.IGNORECASE,
 )

@@ -11,7 +11,7 @@ from ..models import Category, ExtractedFact, Message
 from ..text.dates import resolve_relative
 from ..text.lexical import split_sentences, tokens
 from ..text.phrases import candidate_phrases
-from ..text.slots import slot_of
+from ..text.slots import PROFESSIONS, slot_of
 from ..text.smalltalk import is_statement
 from ..text.voice import in_person, strip_filler
 from .extract import Extraction
@@ -55,14 +55,24 @@ def split_compound(sentence: str) -> list[str]:
     return out
 
 
+_WORKS_AS = re.compile(
+    rf"\b(?:i['’]?m|i am|works? as|worked as|working as|job as|became|is) an? (?:[\w-]+ ){{0,2}}"
+    rf"(?:{PROFESSIONS})s?\b",
+    re.IGNORECASE,
+)
+
 # Category rules: the first rule whose pattern matches wins. Transparent on purpose.
 _CATEGORY_RULES: list[tuple[Category, re.Pattern[str]]] = [
+    (Category.WORK, _WORKS_AS),
     (
         Category.HEALTH,
         re.compile(
             r"\b(allerg\w*|asthma|diabet\w*|doctor|medication|medicine|pills?|injur\w*|sick|ill"
             r"|illness|therapy|therapist|surgery|pain|migraine\w*|vegan|vegetarian|gluten|lactose"
-            r"|diet|blood|pregnan\w*|hospital|symptom\w*|sleep|insomnia|anxiety|depress\w*)\b",
+            r"|diet|blood|pregnan\w*|hospital|symptom\w*|sleep|insomnia|anxiety|depress\w*|sprain\w*"
+            r"|coeliac|celiac|intoleran\w*|diagnos\w*|fractur\w*|concussion|physio\w*|crutches|stitches|epipen|inhaler|(?:broke|broken|twisted|"
+            r"dislocated|pulled|tore|torn|hurt) (?:my |his |her |a )?(?:wrist|ankle|arm|leg|knee|back"
+            r"|shoulder|hip|finger|toe|foot|hand|collarbone|rib|neck|hamstring|acl))\b",
             re.I,
         ),
     ),
@@ -71,16 +81,18 @@ _CATEGORY_RULES: list[tuple[Category, re.Pattern[str]]] = [
         re.compile(
             r"\b(plan(ning)? to|going to|gonna|will|want to|wants to|hope to|intend\w*|next "
             r"(week|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|tomorrow"
-            r"|goal|aim to|schedul\w*|appointment|deadline|someday|soon)\b",
+            r"|goal|aim to|schedul\w*|appointment|deadline|someday|soon"
+            r"|i['’]?m (?:flying|travel+ing|heading|driving|off|going) to)\b",
             re.I,
         ),
     ),
     (
         Category.RELATIONSHIP,
         re.compile(
-            r"\b(wife|husband|partner|girlfriend|boyfriend|son|daughter|kids?|children|mother|father"
-            r"|mom|mum|dad|sister|brother|sibling\w*|friend\w*|cousin|aunt|uncle|grandm\w*|grandp\w*"
-            r"|married|divorc\w*|dating|fianc\w*|colleague|neighbou?r|roommate|family)\b",
+            r"\b((?:wife|husband|partner|girlfriend|boyfriend|son|daughter|kid|mother|father|parent"
+            r"|mom|mum|dad|sister|brother|twin|cousin|aunt|uncle|niece|nephew|in-law|colleague|neighbou?r"
+            r"|roommate|flatmate|stepson|stepdaughter)s?|wives|children|sibling\w*|friend\w*|grandm\w*"
+            r"|grandp\w*|married|divorc\w*|dating|fianc\w*|family)\b",
             re.I,
         ),
     ),
@@ -88,7 +100,7 @@ _CATEGORY_RULES: list[tuple[Category, re.Pattern[str]]] = [
         Category.WORK,
         re.compile(
             r"\b(work(ing)? (at|for|as|on)|job|employer|boss|manager|company|startup|office|career"
-            r"|project|client|team|engineer|developer|designer|teacher|nurse|salary|promot\w*|hired"
+            rf"|project|client|team|{PROFESSIONS}|salary|promot\w*|hired|retired|retirement"
             r"|intern\w*|freelanc\w*|colleagues?|meeting)\b",
             re.I,
         ),
@@ -96,7 +108,8 @@ _CATEGORY_RULES: list[tuple[Category, re.Pattern[str]]] = [
     (
         Category.PREFERENCE,
         re.compile(
-            r"\b(love|loves|like|likes|enjoy\w*|prefer\w*|favou?rite|hate|hates|dislike\w*|can't stand"
+            r"\b(love|loves|(?<!runs )(?<!looks )(?<!feels )(?<!seems )(?<!sounds )like(?! new\b)|likes"
+            r"|enjoy\w*|prefer\w*|favou?rite|hate|hates|dislike\w*|can't stand"
             r"|fan of|into|adore|rather|fond of|crave|obsessed)\b",
             re.I,
         ),
@@ -145,8 +158,6 @@ _BY_SLOT = {
     "relationship": Category.RELATIONSHIP,
     "smoking": Category.HEALTH,
     "drinking": Category.HEALTH,
-    "phone": Category.OTHER,
-    "car": Category.OTHER,
 }
 
 

@@ -34,17 +34,17 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
 from ..llm import LLMClient, render_prompt
 from ..models import ExtractedFact, ReconcileBatch, StoredFact
 from ..text.lexical import STOPWORDS, content_words, stem
-from ..text.slots import Slot, changes
+from ..text.slots import Slot, changes, slot_of
 from ..text.voice import conflicting_specifics, third_person
 
-__all__ = ["Decision", "LLMReconciler", "Reconciler", "decide", "has_correction_cue"]
+__all__ = ["Decision", "LLMReconciler", "Reconciler", "decide", "has_correction_cue", "remainder"]
 
 Action = Literal["ADD", "REINFORCE", "UPDATE", "SUPERSEDE", "NOOP"]
 
@@ -59,6 +59,9 @@ class Decision:
     text: str | None = None  # new text for UPDATE (merged), else the fact's own text
     reason: str = ""
     also: tuple[StoredFact, ...] = field(default_factory=tuple)
+    #: replaced facts of several clauses that keep the clauses the new fact does not touch:
+    #: (id, their text, the text they keep) (:func:`remainder`)
+    keep: tuple[tuple[str, str, str], ...] = field(default_factory=tuple)
 
 
 class Reconciler(Protocol):
@@ -79,6 +82,12 @@ _CORRECTION = re.compile(
 )
 _NEGATED = re.compile(
     r"\b(?:not|no longer|instead of|rather than)\s+(?:in |at |on |a |an |the )?([A-Z][\w-]+|\d[\w.,:-]*)"
+)
+
+
+# "so not in pune anymore": a place left, however it is written
+_NOT_ANYMORE = re.compile(
+    r"\bnot (?:in|at|living in|based in) (?:the )?([\w-]+) any ?(?:more|longer)\b", re.I
 )
 
 
@@ -108,12 +117,13 @@ def decide(
     if slot is not None and in_slot:
         d = _by_slot(fact, slot, in_slot)
         if d is not None:
-            return d
-    for name in _NEGATED.findall(text):
+            return _keeping(d, lambda clause: _sets(clause, slot.family)) if d.action == "SUPERSEDE" else d
+    for name in [*_NEGATED.findall(text), *_NOT_ANYMORE.findall(text)]:
         word = re.compile(rf"\b{re.escape(name)}\b", re.IGNORECASE)
         for f, sim in neighbours:
             if sim >= 0.3 and word.search(f.text) and not word.search(_after_negation(text, name)):
-                return Decision("SUPERSEDE", target=f, reason=f"says not {name} (cosine {sim:.3f})")
+                d = Decision("SUPERSEDE", target=f, reason=f"says not {name} (cosine {sim:.3f})")
+                return _keeping(d, lambda clause, w=word: bool(w.search(clause)), name)
     related = [(f, s) for f, s in neighbours if s >= related_threshold]
     if related and has_correction_cue(text):
         f, s = related[0]
@@ -205,6 +215,67 @@ def _after_negation(text: str, name: str) -> str:
         "",
         text,
     )
+
+
+# where a stored fact splits into clauses that stand alone ("I'm 43 and just started learning to
+# skateboard", "I live in Toronto with my wife Priya", "i'm a pharmacist in pune, been doing it
+# 6 yrs now")
+_CLAUSE = re.compile(r"\s*(?:;|,|\s(?:and|but|while)\s|\s(?=with (?:my|our|his|her|their)\b))\s*", re.I)
+_PLACE = r"(?:in|at|from|near|to)\s+(?:the\s+)?"
+# a clause that only qualifies the one before it ("near Retiro park", "on the payments team")
+_MODIFIER = re.compile(r"(?:in|at|on|near|from|for|by|to|since|until|after|before|around)\b", re.I)
+
+
+def remainder(text: str, touched: Callable[[str], bool], value: str | None = None) -> str | None:
+    """What a stored fact still says once the clauses a correction ``touched`` are taken out
+    (pure): "I'm 43 and just started learning to skateboard" corrected to 34 keeps "Just started
+    learning to skateboard". With the corrected ``value`` (a name a statement negates: "not in
+    pune anymore"), a touched clause keeps what it says without the place phrase ("i'm a
+    pharmacist in pune" -> "i'm a pharmacist"). None when nothing is left that says something
+    (two content words), or nothing was touched: the fact is replaced whole."""
+    clauses: list[str] = []
+    for c in (c.strip(" ,;.") for c in _CLAUSE.split(text)):
+        if c and clauses and _MODIFIER.match(c):
+            clauses[-1] += ", " + c  # "I live in Madrid, near Retiro park": one clause
+        elif c:
+            clauses.append(c)
+    kept, touched_any = [], False
+    for clause in clauses:
+        if not touched(clause):
+            kept.append(clause)
+            continue
+        touched_any = True
+        if value is not None:
+            rest = re.sub(rf"\s*{_PLACE}{re.escape(value)}\b(?:\s+[A-Z][\w'’-]*)*", "", clause, flags=re.I)
+            if (
+                rest != clause
+                and not touched(rest)
+                and not _sets(rest, "residence")
+                and len(content_words(rest)) >= 2
+            ):
+                kept.append(rest.strip(" ,"))
+    kept = [re.sub(r"^with\s+", "", c, flags=re.I) for c in kept if len(content_words(c)) >= 2]
+    if not touched_any or not kept:
+        return None
+    out = ", ".join(kept)
+    return out[:1].upper() + out[1:] + ("" if out.endswith((".", "!")) else ".")
+
+
+def _keeping(d: Decision, touched: Callable[[str], bool], value: str | None = None) -> Decision:
+    """``d`` (a SUPERSEDE), with what each fact it replaces keeps (:func:`remainder`)."""
+    keep = []
+    for f in (d.target, *d.also):
+        if f is None or ((s := slot_of(f.text)) is not None and s.stopped):
+            continue  # "Quit keto, eating carbs again": a statement of change is all about its slot
+        rest = remainder(f.text, touched, value)
+        if rest is not None:
+            keep.append((f.id, f.text, rest))
+    return replace(d, keep=tuple(keep)) if keep else d
+
+
+def _sets(clause: str, family: str) -> bool:
+    found = slot_of(clause)
+    return found is not None and found.family == family
 
 
 def _by_slot(fact: ExtractedFact, slot: Slot, in_slot: Sequence[tuple[StoredFact, Slot]]) -> Decision | None:

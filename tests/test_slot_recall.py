@@ -1,0 +1,59 @@
+"""A first-person question about an attribute ("am I still working?", "can I eat salmon?")
+finds the fact that sets it, however far apart their words embed; a fact that says the value
+ended, or was superseded, is not lifted."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from mem_pipeline import Memory, MemoryConfig
+
+T0 = datetime(2025, 11, 5, 10, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def memory(tmp_path: Path) -> Memory:
+    m = Memory(MemoryConfig(path=str(tmp_path / "store")))  # a config passed first is the config
+    yield m
+    m.close()
+
+
+def _say(m: Memory, *texts: str) -> None:
+    for i, text in enumerate(texts):
+        m.add([{"role": "user", "content": text}], user_id="u", timestamp=T0 + timedelta(minutes=i))
+
+
+def test_the_fact_that_sets_the_asked_slot_ranks_first(memory: Memory) -> None:
+    _say(memory, "i'm 61", "retired since 2022")
+    hits = memory.search("am i still working?", user_id="u", now=T0 + timedelta(days=1)).hits
+    assert hits and "Retired" in hits[0].text
+    hits = memory.search("how old am i", user_id="u", now=T0 + timedelta(days=1)).hits
+    assert hits and "61" in hits[0].text
+
+
+def test_a_bare_attribute_is_stored_and_answers_a_question_it_shares_no_word_with(memory: Memory) -> None:
+    _say(memory, "pescatarian btw")
+    assert [f.text for f in memory.get_all(user_id="u") if f.kind == "fact"] == ["Pescatarian"]
+    hits = memory.search("can i eat salmon?", user_id="u", now=T0 + timedelta(days=1)).hits
+    assert [h.text for h in hits][:1] == ["Pescatarian"]
+
+
+def test_without_the_slot_signal_the_floor_keeps_such_a_fact_out(tmp_path: Path) -> None:
+    with Memory(MemoryConfig(path=str(tmp_path / "s"), slot_boost=0)) as m:
+        _say(m, "pescatarian btw")
+        assert m.search("can i eat salmon?", user_id="u", now=T0 + timedelta(days=1)).hits == []
+
+
+def test_a_value_that_ended_is_not_lifted(memory: Memory) -> None:
+    _say(memory, "I quit my job at Deloitte.", "I'm a pharmacist at a small chain now.")
+    hits = memory.search("what's my job?", user_id="u", now=T0 + timedelta(days=1)).hits
+    assert hits and "pharmacist" in hits[0].text
+
+
+def test_two_configs_are_refused(tmp_path: Path) -> None:
+    cfg = MemoryConfig(path=str(tmp_path / "s"))
+    with pytest.raises(TypeError, match="two configs"):
+        Memory(cfg, config=cfg)
