@@ -137,3 +137,66 @@ def test_the_slot_a_question_asks_about() -> None:
     assert asked_slot("where does my sister live?") is None  # hers, not the user's
     assert asked_slot("where does Ana live?") is None  # not in the first person
     assert asked_slot("whats 2+2") is None
+
+
+def test_remainder_keeps_the_clauses_a_correction_does_not_touch() -> None:
+    import re
+
+    from mem_pipeline.write.reconcile import _sets, remainder
+
+    def age(c: str) -> bool:
+        return _sets(c, "age")
+
+    def residence(c: str) -> bool:
+        return _sets(c, "residence")
+
+    assert (
+        remainder("I'm 43 and just started learning to skateboard.", age)
+        == "Just started learning to skateboard."
+    )
+    assert remainder("I live in Toronto with my wife Priya.", residence) == "My wife Priya."
+    assert remainder("I live in Madrid, near Retiro park.", residence) is None  # one clause: replaced whole
+    assert remainder("I live in Lisbon.", residence) is None
+    pune = re.compile(r"\bpune\b", re.I)
+    assert (
+        remainder("i'm a pharmacist in pune, been doing it 6 yrs now", lambda c: bool(pune.search(c)), "pune")
+        == "I'm a pharmacist, been doing it 6 yrs now."
+    )
+    rennes = re.compile(r"\bRennes\b")
+    # without its place, "My sister Clara lives" says nothing: replaced whole
+    assert remainder("My sister Clara lives in Rennes.", lambda c: bool(rennes.search(c)), "Rennes") is None
+
+
+def test_polarity_tells_a_reversed_opinion() -> None:
+    from mem_pipeline.write.reconcile import polarity
+
+    assert polarity("Pineapple on pizza is the best, fight me.") == 1
+    assert polarity("I tried it again and pineapple on pizza is gross.") == -1
+    assert polarity("I live in Leeds.") == 0
+
+
+def test_a_correction_keeps_the_other_half_of_a_compound_fact(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from datetime import timedelta
+
+    from mem_pipeline import Memory, MemoryConfig
+
+    with Memory(MemoryConfig(path=str(tmp_path / "s"))) as m:
+        m.add(
+            [{"role": "user", "content": "I'm 43 and just started learning to skateboard."}],
+            user_id="u",
+            timestamp=NOW,
+        )
+        r = m.add(
+            [{"role": "user", "content": "Sorry typo, I'm 34 not 43."}],
+            user_id="u",
+            timestamp=NOW + timedelta(minutes=1),
+        )
+        assert "SUPERSEDE" in [e.event for e in r.events]
+        facts = {f.text for f in m.get_all(user_id="u") if f.kind == "fact"}
+        assert "Just started learning to skateboard." in facts and not any("43 and" in t for t in facts)
+        (kept,) = [f for f in m.get_all(user_id="u") if f.text.startswith("Just started")]
+        assert [e.event for e in m.history(kept.id, user_id="u")][
+            -1
+        ] == "UPDATE"  # the old text is in its history
+        hits = m.search("What am I learning?", user_id="u", now=NOW + timedelta(days=1)).hits
+        assert hits and "skateboard" in hits[0].text

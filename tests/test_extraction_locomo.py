@@ -86,8 +86,10 @@ def test_the_threshold_fit_picks_the_best_agreement() -> None:
 
 
 def test_stored_turns_map_to_dia_ids_in_order_past_small_talk() -> None:
-    turns = [Turn(f"D1:{i}", "A", text, 1, WHEN) for i, text in
-             enumerate(["Hi!", "I moved to Leeds.", "Hi!", "I like tea."], start=1)]
+    turns = [
+        Turn(f"D1:{i}", "A", text, 1, WHEN)
+        for i, text in enumerate(["Hi!", "I moved to Leeds.", "Hi!", "I like tea."], start=1)
+    ]
     stored = [("t1", "I moved to Leeds."), ("t2", "I like tea."), ("t9", "never said")]
     dias, missing = map_turns(stored, turns)
     assert dias == {"t1": {"D1:2"}, "t2": {"D1:4"}} and missing == 1
@@ -98,8 +100,10 @@ def test_stored_turns_map_to_dia_ids_in_order_past_small_talk() -> None:
 
 def test_the_gold_extractor_cites_the_messages_of_its_dia_ids() -> None:
     gold = GoldExtractor()
-    gold.obs = [Observation("1:A:0", 1, "A", "A moved to Leeds.", frozenset({"D1:2"})),
-                Observation("1:A:1", 1, "A", "A lives abroad.", frozenset({"D1:7"}))]
+    gold.obs = [
+        Observation("1:A:0", 1, "A", "A moved to Leeds.", frozenset({"D1:2"})),
+        Observation("1:A:1", 1, "A", "A lives abroad.", frozenset({"D1:7"})),
+    ]
     gold.dia_ids = ["D1:1", "D1:2"]
     msgs = [Message(role="user", name="A", content="Hi"), Message(role="user", name="A", content="x")]
     out = gold.extract(msgs, WHEN)
@@ -108,8 +112,11 @@ def test_the_gold_extractor_cites_the_messages_of_its_dia_ids() -> None:
 
 
 def test_observations_read_lists_and_fix_id_typos() -> None:
-    raw = {"observation": {"session_2_observation": {"B": [["B has a cat.", "D2:05"],
-                                                           ["B walks.", ["D2:1", "D2:3"]]]}}}
+    raw = {
+        "observation": {
+            "session_2_observation": {"B": [["B has a cat.", "D2:05"], ["B walks.", ["D2:1", "D2:3"]]]}
+        }
+    }
     got = observations(raw, [1, 2])
     assert [(o.id, sorted(o.dia_ids)) for o in got] == [("2:B:0", ["D2:5"]), ("2:B:1", ["D2:1", "D2:3"])]
 

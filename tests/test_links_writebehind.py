@@ -53,9 +53,10 @@ def test_waiting_deltas_are_written_before_any_read(embedder, clock) -> None:
         assert _raw(later, "ana") == _raw(now, "ana")
         assert not later.store.unfinished()
         assert link_counts(later, "default", "ana") == link_counts(now, "default", "ana")
-        assert now.parts.links.describe(Scope.of("ana"), clock())[0] == later.parts.links.describe(
-            Scope.of("ana"), clock()
-        )[0]
+        assert (
+            now.parts.links.describe(Scope.of("ana"), clock())[0]
+            == later.parts.links.describe(Scope.of("ana"), clock())[0]
+        )
         assert_consistent(later, "default", "ana")
     finally:
         now.close()

@@ -56,9 +56,9 @@ class Sealed:
         for i in out["interactions"]:
             body = i["response"]["body"]["string"]
             raw = body.encode() if isinstance(body, str) else body
-            i["response"]["body"]["string"] = "sealed:" + base64.b64encode(
-                self._xor(raw, str(i["request"]["body"]))
-            ).decode()
+            i["response"]["body"]["string"] = (
+                "sealed:" + base64.b64encode(self._xor(raw, str(i["request"]["body"]))).decode()
+            )
         return yamlserializer.serialize(out)
 
     def deserialize(self, text: str) -> dict:

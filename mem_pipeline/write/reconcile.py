@@ -128,6 +128,15 @@ def decide(
     if related and has_correction_cue(text):
         f, s = related[0]
         return Decision("SUPERSEDE", target=f, reason=f"correction cue, related (cosine {s:.3f})")
+    mine = polarity(text)
+    flipped = [
+        (f, s) for f, s in related if mine and polarity(f.text) == -mine and _topic(text) & _topic(f.text)
+    ]
+    if flipped:  # "pineapple on pizza is the best" -> "... pineapple on pizza is gross"
+        f, s = flipped[0]
+        return Decision(
+            "SUPERSEDE", target=f, reason=f"the opposite opinion of the same thing (cosine {s:.3f})"
+        )
     cued = [
         (f, s)
         for f, s in neighbours
@@ -176,6 +185,25 @@ _NOT_TOPIC = frozenset(
         "like love prefer want feel feels time times day week month year today lot"
     )
 )
+
+
+_LIKES = re.compile(
+    r"\b(?:love[sd]?|adore[sd]?|(?:is|are|was) (?:the best|amazing|great|awesome|delicious)|favou?rite|"
+    r"obsessed with|big fan of|(?:really |totally )?into|enjoy(?:s|ed)?)\b",
+    re.IGNORECASE,
+)
+_DISLIKES = re.compile(
+    r"\b(?:hate[sd]?|can['’]?t stand|(?:is|are|was) (?:gross|awful|disgusting|terrible|the worst|overrated)|"
+    r"not a fan|dislike[sd]?|sick of|tired of|not into|gone off|went off)\b",
+    re.IGNORECASE,
+)
+
+
+def polarity(text: str) -> int:
+    """Whether a statement likes (1) or dislikes (-1) what it names, or neither or both (0)
+    (pure; word lists): what tells a reversed opinion of the same thing."""
+    likes, dislikes = bool(_LIKES.search(text)), bool(_DISLIKES.search(text))
+    return int(likes) - int(dislikes)
 
 
 def _person(name: object) -> str:
@@ -232,7 +260,8 @@ def remainder(text: str, touched: Callable[[str], bool], value: str | None = Non
     learning to skateboard". With the corrected ``value`` (a name a statement negates: "not in
     pune anymore"), a touched clause keeps what it says without the place phrase ("i'm a
     pharmacist in pune" -> "i'm a pharmacist"). None when nothing is left that says something
-    (two content words), or nothing was touched: the fact is replaced whole."""
+    (two content words, or one in the first person), or nothing was touched: the fact is
+    replaced whole."""
     clauses: list[str] = []
     for c in (c.strip(" ,;.") for c in _CLAUSE.split(text)):
         if c and clauses and _MODIFIER.match(c):
@@ -251,14 +280,23 @@ def remainder(text: str, touched: Callable[[str], bool], value: str | None = Non
                 rest != clause
                 and not touched(rest)
                 and not _sets(rest, "residence")
-                and len(content_words(rest)) >= 2
+                and _says_something(rest)
             ):
                 kept.append(rest.strip(" ,"))
-    kept = [re.sub(r"^with\s+", "", c, flags=re.I) for c in kept if len(content_words(c)) >= 2]
+    kept = [re.sub(r"^with\s+", "", c, flags=re.I) for c in kept if _says_something(c)]
     if not touched_any or not kept:
         return None
     out = ", ".join(kept)
     return out[:1].upper() + out[1:] + ("" if out.endswith((".", "!")) else ".")
+
+
+def _says_something(clause: str) -> bool:
+    """Two content words, or one said in the first person ("I'm a pharmacist")."""
+    words = content_words(clause)
+    return len(words) >= 2 or (len(words) == 1 and bool(_FIRST_PERSON.search(clause)))
+
+
+_FIRST_PERSON = re.compile(r"\b(?:i|i['’]m|i['’]ve|my|we|we['’]re|our)\b", re.I)
 
 
 def _keeping(d: Decision, touched: Callable[[str], bool], value: str | None = None) -> Decision:
