@@ -89,23 +89,24 @@ class _User:
 
 class _Due:
     """One user's count and pair deltas waiting to be written, and the journal entry that
-    stays open until they are: concept -> [delta, latest ts of an addition]; pair -> the same."""
+    stays open until they are: concept -> [delta, latest ts of an addition (None: none)]; pair
+    -> the same."""
 
     __slots__ = ("concepts", "jid", "pairs", "scope")
 
     def __init__(self, scope: Scope) -> None:
         self.scope = scope
-        self.concepts: dict[str, list[float]] = {}
-        self.pairs: dict[tuple[str, str], list[float]] = {}
+        self.concepts: dict[str, list[Any]] = {}
+        self.pairs: dict[tuple[str, str], list[Any]] = {}
         self.jid: str | None = None
 
 
-def _merge(into: dict[Any, list[float]], deltas: Mapping[Any, int], ts: float) -> None:
+def _merge(into: dict[Any, list[Any]], deltas: Mapping[Any, int], ts: float) -> None:
     for k, d in deltas.items():
-        row = into.setdefault(k, [0.0, -math.inf])
+        row = into.setdefault(k, [0.0, None])
         row[0] += d
         if d > 0:
-            row[1] = max(row[1], ts)
+            row[1] = ts if row[1] is None else max(row[1], ts)
 
 
 class ConceptLinks:
@@ -285,11 +286,11 @@ class ConceptLinks:
                 if due is None:
                     continue
                 u = self._user(due.scope, create=False)
-                ts = max([r[1] for r in due.concepts.values()] + [0.0])
-                counts = {c: (d, t if t > -math.inf else None) for c, (d, t) in due.concepts.items()}
+                ts = max([r[1] for r in due.concepts.values() if r[1] is not None] + [0.0])
+                counts = {c: (d, t) for c, (d, t) in due.concepts.items()}
                 if counts:
                     self._count(due.scope, u, counts, ts)
-                pairs = {k: (d, 0.0, t if t > -math.inf else ts) for k, (d, t) in due.pairs.items() if d}
+                pairs = {k: (d, 0.0, ts if t is None else t) for k, (d, t) in due.pairs.items() if d}
                 if pairs:
                     self._bump_pairs(due.scope, pairs, ts)
                 del self._due[key]
@@ -416,12 +417,9 @@ class ConceptLinks:
         everyone's), in batches; returns how many were computed. The embedding runs without the
         store's lock (unless the caller holds it): reads and writes go on beside it."""
         with self._lock:
+            self.flush(scope)  # everyone's, for scope None
             if scope is None:
-                for key in list(self._due):
-                    self.flush(self._due[key].scope)
                 self._waiting = 0
-            else:
-                self.flush(scope)
             todo = self.store.unembedded_concepts(scope)
         background = threading.current_thread() is self._thread
         for i in range(0, len(todo), 256):

@@ -32,6 +32,7 @@ A decision is a plain value; ``write.apply`` carries it out and writes the histo
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -123,7 +124,7 @@ def decide(
         for f, sim in neighbours:
             if sim >= 0.3 and word.search(f.text) and not word.search(_after_negation(text, name)):
                 d = Decision("SUPERSEDE", target=f, reason=f"says not {name} (cosine {sim:.3f})")
-                return _keeping(d, lambda clause, w=word: bool(w.search(clause)), name)
+                return _keeping(d, functools.partial(_mentions, word), name)
     related = [(f, s) for f, s in neighbours if s >= related_threshold]
     if related and has_correction_cue(text):
         f, s = related[0]
@@ -288,6 +289,10 @@ def remainder(text: str, touched: Callable[[str], bool], value: str | None = Non
         return None
     out = ", ".join(kept)
     return out[:1].upper() + out[1:] + ("" if out.endswith((".", "!")) else ".")
+
+
+def _mentions(word: re.Pattern[str], clause: str) -> bool:
+    return bool(word.search(clause))
 
 
 def _says_something(clause: str) -> bool:
