@@ -195,8 +195,11 @@ def test_a_correction_keeps_the_other_half_of_a_compound_fact(tmp_path) -> None:
         facts = {f.text for f in m.get_all(user_id="u") if f.kind == "fact"}
         assert "Just started learning to skateboard." in facts and not any("43 and" in t for t in facts)
         (kept,) = [f for f in m.get_all(user_id="u") if f.text.startswith("Just started")]
-        assert [e.event for e in m.history(kept.id, user_id="u")][
-            -1
-        ] == "UPDATE"  # the old text is in its history
+        split = [e for e in r.events if e.id == kept.id]
+        assert [e.event for e in split] == ["ADD"] and "still says after its correction" in split[0].reason
+        (sup,) = [e for e in r.events if e.event == "SUPERSEDE"]
+        old = m.get(sup.previous_id, user_id="u")
+        assert old.invalid_at is not None and "43 and" in old.text  # the old text, whole, in history
+        assert kept.sources == old.sources
         hits = m.search("What am I learning?", user_id="u", now=NOW + timedelta(days=1)).hits
         assert hits and "skateboard" in hits[0].text

@@ -20,7 +20,16 @@ from dataclasses import dataclass
 
 from .lexical import content_words
 
-__all__ = ["CHANGE_CUE", "PROFESSIONS", "SINGLE_VALUED", "Slot", "asked_slot", "changes", "slot_of"]
+__all__ = [
+    "CHANGE_CUE",
+    "PROFESSIONS",
+    "SINGLE_VALUED",
+    "Slot",
+    "asked_slot",
+    "changes",
+    "is_attribute",
+    "slot_of",
+]
 
 #: What people do for a living ("I'm a wedding photographer" sets where one works).
 PROFESSIONS = (
@@ -191,6 +200,17 @@ def asked_slot(question: str) -> str | None:
     if family is None or _RELATION.match(question) or re.search(r"\bmy (?:" + _KIN + r")\b", low):
         return None  # "where does my sister live?" asks for hers, not the user's
     return f"the user/{family}"
+
+
+#: Slot families whose bare value says something of the speaker ("vegan", "sober", "61").
+_BARE = frozenset({"diet", "smoking", "drinking", "age"})
+
+
+def is_attribute(text: str) -> bool:
+    """Whether ``text`` names the speaker's diet, smoking, drinking or age, so that it says
+    something about them without a first person ("pescatarian btw", "non-smoker")."""
+    slot = slot_of(text)
+    return slot is not None and slot.family in _BARE
 
 
 def changes(text: str) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from .lexical import content_words, split_sentences, tokens
-from .slots import slot_of
+from .slots import is_attribute
 from .voice import strip_filler
 
 __all__ = ["is_small_talk", "is_statement"]
@@ -85,13 +85,4 @@ def is_statement(sentence: str) -> bool:
     if _FIRST_PERSON.search(s):
         return len(words) >= 2
     # a bare attribute said in passing ("pescatarian btw", "vegan", "non-smoker") is a statement
-    return len(words) >= 3 or _attribute(s)
-
-
-#: Slot families whose bare value is a statement about the speaker ("vegan", "sober").
-_BARE = frozenset({"diet", "smoking", "drinking", "age"})
-
-
-def _attribute(sentence: str) -> bool:
-    slot = slot_of(sentence)
-    return slot is not None and slot.family in _BARE
+    return len(words) >= 3 or is_attribute(s)

@@ -21,7 +21,7 @@ from ..text.voice import first_person
 from .reconcile import Decision
 from .turns import place_turn
 
-__all__ = ["apply_decision", "delete", "embed_text", "reinforce", "rewrite", "supersede"]
+__all__ = ["apply_decision", "delete", "embed_text", "reinforce", "rewrite", "split_off", "supersede"]
 
 
 def embed_text(text: str, subject: str | None) -> str:
@@ -116,8 +116,13 @@ def apply_decision(
     ]
     if decision.action == "SUPERSEDE" and decision.target is not None:
         kept = {fid_: rest for fid_, _, rest in decision.keep}
+        split: list[AddEvent] = []
         for old in (decision.target, *decision.also):
-            events += supersede(parts, scope, old, fid, fact.text, when, decision.reason, kept.get(old.id))
+            events += supersede(parts, scope, old, fid, fact.text, when, decision.reason)
+            if old.id in kept:
+                event, rows = split_off(parts, scope, old, kept[old.id], when, decision.reason)
+                split.append(event)
+                events += rows
         out = [
             AddEvent(
                 event="SUPERSEDE",
@@ -127,7 +132,8 @@ def apply_decision(
                 category=fact.category,
                 previous_id=decision.target.id,
                 reason=decision.reason,
-            )
+            ),
+            *split,
         ]
     store.add_events(scope, events)
     return out
@@ -141,14 +147,11 @@ def supersede(
     text: str,
     when: datetime,
     reason: str,
-    keep: str | None = None,
 ) -> list[dict[str, Any]]:
     """Mark ``old`` replaced by fact ``by`` (kept, with ``invalid_at``, for history), and with it
     the turns it came from that still say it: a turn "I live in Lisbon and I work as a nurse"
     whose Lisbon fact a move replaced would otherwise still answer "where do I live?" (its
-    other facts stay current as facts). With ``keep`` (what ``old`` says that the new fact does
-    not touch: ``reconcile.remainder``), ``old`` is rewritten to it and stays current; its
-    turns are replaced all the same. The history rows to write (the caller writes them)."""
+    other facts stay current as facts). The history rows to write (the caller writes them)."""
     now = parts.now()
     stale = {
         "valid": False,
@@ -156,18 +159,9 @@ def supersede(
         "superseded_by": by,
         "updated_ts": now.timestamp(),
     }
-    rows: list[dict[str, Any]] = []
-    if keep is not None:
-        why = f"{reason}; keeps what the new fact does not correct"
-        said = {normalize_concept(c) for c in candidate_phrases(keep)}
-        still = [c for c in old.concepts if normalize_concept(c) in said]
-        now_sets = slot_of(keep, str(old.metadata.get("speaker") or "the user"))
-        slot = f"{now_sets.subject}/{now_sets.family}" if now_sets else None
-        rewrite(parts, scope, old, keep, still, now, reason=why, merge=False, slot=slot)
-    else:
-        parts.links.update(scope, old.concepts, [], when, fact_id=old.id)  # current facts only
-        parts.store.set_fact_fields(old.id, stale)
-        rows.append(event_row(old.id, "SUPERSEDE", old.text, text, now, superseded_by=by, reason=reason))
+    parts.links.update(scope, old.concepts, [], when, fact_id=old.id)  # current facts only
+    parts.store.set_fact_fields(old.id, stale)
+    rows = [event_row(old.id, "SUPERSEDE", old.text, text, now, superseded_by=by, reason=reason)]
     for turn in parts.store.get_facts(scope, old.sources):
         if turn.is_valid and turn.kind == "turn":
             parts.links.update(scope, turn.concepts, [], when, fact_id=turn.id)
@@ -175,6 +169,38 @@ def supersede(
             why = f"its fact {old.id} was superseded"
             rows.append(event_row(turn.id, "SUPERSEDE", turn.text, text, now, superseded_by=by, reason=why))
     return rows
+
+
+def split_off(
+    parts: Parts, scope: Scope, old: StoredFact, text: str, when: datetime, reason: str
+) -> tuple[AddEvent, list[dict[str, Any]]]:
+    """A new fact of what a superseded fact still says that its successor does not correct
+    (``reconcile.remainder``: "I'm 43 and just started learning to skateboard", corrected to 34,
+    still says "Just started learning to skateboard"): the same category, times, metadata and
+    source turns, the concepts it still names, the slot it sets now. Its ADD event names the
+    fact it came from. The event, and the history row to write."""
+    now = parts.now()
+    speaker = old.metadata.get("speaker")
+    said = {normalize_concept(c) for c in candidate_phrases(text)}
+    sets = slot_of(text, str(speaker or "the user"))
+    fid = new_fact_id()
+    kept = old.model_copy(
+        update={
+            "id": fid,
+            "text": text,
+            "updated_at": now,
+            "concepts": [c for c in old.concepts if normalize_concept(c) in said],
+            "slot": f"{sets.subject}/{sets.family}" if sets else None,
+            "confirmations": 1,
+            "recalls": 0,
+        }
+    )
+    index_text = embed_text(text, speaker)
+    parts.store.upsert_facts([(kept, parts.embed.embed_one(index_text), index_text, index_text)])
+    parts.links.update(scope, [], kept.concepts, when, fact_id=fid)
+    why = f"what {old.id} still says after its correction ({reason})"
+    row = event_row(fid, "ADD", None, text, now, reason=why)
+    return AddEvent(event="ADD", id=fid, kind=kept.kind, text=text, category=kept.category, reason=why), [row]
 
 
 def reinforce(
@@ -231,22 +257,15 @@ def rewrite(
     *,
     reason: str = "",
     event: str = "UPDATE",
-    merge: bool = True,
-    slot: str | bool | None = False,
 ) -> None:
-    """Replace a fact's text (same id): new vectors, its concepts and ``concepts`` merged (or
-    only ``concepts``, with ``merge=False``), an UPDATE event; ``slot``, when given (None
-    included), is the slot the new text sets."""
+    """Replace a fact's text (same id): new vectors, merged concepts, an UPDATE event."""
     index_text = text if target.kind == "turn" else embed_text(text, target.metadata.get("speaker"))
     vec = parts.embed.embed_one(index_text)
     updated = target.model_copy(
         update={
             "text": text,
             "updated_at": now,
-            **({} if slot is False else {"slot": slot}),
-            "concepts": list(dict.fromkeys([*target.concepts, *concepts] if merge else concepts))[
-                :MAX_CONCEPTS
-            ],
+            "concepts": list(dict.fromkeys([*target.concepts, *concepts]))[:MAX_CONCEPTS],
         }
     )
     parts.store.upsert_facts([(updated, vec, index_text, index_text)])

@@ -34,10 +34,12 @@ from ..errors import LLMError
 from ..llm import LLMClient, render_prompt
 from ..models import ExtractedFact, ExtractionOutput, LLMFact, Message
 from ..text.dates import resolve_relative
+from ..text.lexical import content_words
 from ..text.phrases import candidate_phrases
+from ..text.slots import is_attribute
 from ..text.smalltalk import is_small_talk
 from ..text.voice import in_person
-from .ground import ground, support
+from .ground import fact_sources, ground, support
 
 __all__ = [
     "Extraction",
@@ -294,20 +296,42 @@ class LLMExtractor:
         return result
 
     def _backfill(self, messages: Sequence[Message], now: datetime, result: Extraction) -> None:
-        """The fallback extractor's facts from the user turns the model took none from (a small
-        model passes over "pescatarian btw" or "I'm 61"), but those of failed windows, which go
-        to pending whole."""
-        taken = {i for f in result.facts for i in f.source_turns}
-        failed = {i for indexes, _ in result.failed for i in indexes}
-        missed = {
-            i for i, m in enumerate(messages) if m.role == "user" and i not in taken and i not in failed
-        }
-        if not missed or self.backfill is None:
+        """The fallback extractor's facts that say what no fact of the model says (a small
+        model passes over "pescatarian btw", or the second statement of a turn): those that
+        share fewer than two content words (and less than half of theirs) with every grounded
+        fact of the model from their turn. Between named people, only statements about the
+        speaker (in the first person, or a bare attribute such as "pescatarian"). Failed windows
+        are left out: they go to pending whole."""
+        if self.backfill is None:
             return
+        people = [m.name for m in messages if m.name]
+        said: dict[int, list[set[str]]] = {}
+        for f in result.facts:
+            if ground(f.text, fact_sources(messages, f.source_turns), speakers=people) is None:
+                for i in f.source_turns:
+                    said.setdefault(i, []).append(set(content_words(f.text)))
+        failed = {i for indexes, _ in result.failed for i in indexes}
         for fact in self.backfill.extract(messages, now).facts:
-            if fact.source_turns and set(fact.source_turns) <= missed:
-                result.facts.append(fact.model_copy(update={"origin": "offline"}))
-                result.backfilled += 1
+            if not fact.source_turns or failed & set(fact.source_turns):
+                continue
+            if (
+                fact.subject not in (None, "the user")
+                and fact.subject not in fact.text
+                and not is_attribute(fact.text)
+            ):
+                # between named people, "Great to hear from you." or "Keep up the great work!"
+                # says nothing about whoever said it (a chatbot's user, in fragments, does:
+                # "nut allergy, severe")
+                continue
+            words = set(content_words(fact.text))
+            if any(
+                len(words & other) >= min(2, len(words)) or len(words & other) * 2 >= len(words)
+                for i in fact.source_turns
+                for other in said.get(i, [])
+            ):
+                continue  # the model said it already
+            result.facts.append(fact.model_copy(update={"origin": "offline"}))
+            result.backfilled += 1
 
     @staticmethod
     def _fact(

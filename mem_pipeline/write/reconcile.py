@@ -118,7 +118,9 @@ def decide(
     if slot is not None and in_slot:
         d = _by_slot(fact, slot, in_slot)
         if d is not None:
-            return _keeping(d, lambda clause: _sets(clause, slot.family)) if d.action == "SUPERSEDE" else d
+            if d.action != "SUPERSEDE" or slot.stopped:
+                return d  # "I no longer eat meat" ends "big fan of steak" too, which no rule can tell
+            return _keeping(d, lambda clause: _sets(clause, slot.family))
     for name in [*_NEGATED.findall(text), *_NOT_ANYMORE.findall(text)]:
         word = re.compile(rf"\b{re.escape(name)}\b", re.IGNORECASE)
         for f, sim in neighbours:
