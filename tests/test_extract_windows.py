@@ -261,3 +261,48 @@ def test_a_cut_answer_keeps_its_facts_and_the_rest_is_read_again() -> None:
         "Caroline paints landscapes every weekend.",
         "Caroline adopted a cat called Miso.",
     ]
+
+
+def test_the_offline_rules_backfill_what_the_model_passed_over() -> None:
+    from mem_pipeline.write.offline import OfflineExtractor
+
+    msgs = [
+        Message(role="assistant", content="I'll put together a meal plan. Anything to avoid?"),
+        Message(role="user", content="pescatarian btw"),
+        Message(role="user", content="Allergic to cats, sadly. My wife Lucía is from Oaxaca."),
+        Message(role="user", content="all good, just procrastinating lol"),
+    ]
+    replies = [
+        {
+            "facts": [
+                # grounded, covers the cats sentence of line 3 (but not Lucía)
+                {"text": "The user is allergic to cats.", "lines": [3]},
+                # unsupported by line 2: rejected, so line 2 counts as passed over
+                {"text": "The user wants to avoid pescatarian food.", "lines": [2]},
+                # cites only small talk: dropped
+                {"text": "The user is procrastinating.", "lines": [4]},
+            ]
+        }
+    ]
+    with_rules = LLMExtractor(Scripted(list(replies)), backfill=OfflineExtractor())  # type: ignore[arg-type]
+    out = with_rules.extract(msgs, WHEN)
+    texts = [(f.text, f.origin) for f in out.facts]
+    assert ("The user is allergic to cats.", None) in texts
+    assert ("Pescatarian", "offline") in texts
+    assert ("My wife Lucía is from Oaxaca.", "offline") in texts
+    assert not any("cats" in t and o == "offline" for t, o in texts)  # the model said it already
+    assert not any("procrastinat" in t for t, _ in texts)
+    assert out.backfilled == 2
+    bare = LLMExtractor(Scripted(list(replies))).extract(msgs, WHEN)  # type: ignore[arg-type]
+    assert bare.backfilled == 0 and not any(f.origin == "offline" for f in bare.facts)
+
+
+def test_between_named_people_only_statements_about_the_speaker_are_backfilled() -> None:
+    from mem_pipeline.write.offline import OfflineExtractor
+
+    msgs = [
+        Message(role="user", name="Rosa", content="Great to hear from you. Keep up the great work!"),
+        Message(role="user", name="Tomás", content="I started a pottery class on Tuesday."),
+    ]
+    out = LLMExtractor(Scripted([{"facts": []}]), backfill=OfflineExtractor()).extract(msgs, WHEN)  # type: ignore[arg-type]
+    assert [f.text for f in out.facts] == ["Tomás started a pottery class on Tuesday."]
