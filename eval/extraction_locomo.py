@@ -540,7 +540,8 @@ def memory_for(args: argparse.Namespace, embedder: LocalEmbedder, gold: GoldExtr
         cfg = MemoryConfig(path=":memory:", llm="openai", llm_base_url=args.llm_url, llm_api_key="local",
                            llm_model=args.model, llm_timeout_s=args.timeout,
                            llm_context_tokens=args.context_tokens,
-                           extract_output_tokens=args.output_tokens)
+                           extract_output_tokens=args.output_tokens,
+                           extract_backfill=not args.no_backfill)
         return Memory(config=cfg, embedder=embedder)
     return Memory(config=MemoryConfig(path=":memory:"), embedder=embedder, extractor=gold)
 
@@ -602,6 +603,7 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> dict[str, Any]:
                                "supported: cosine with a cited turn >= support_threshold"},
         "model": args.model if args.extractor in ("llm", "mem0") else None,
         "llm_settings": {"context_tokens": args.context_tokens, "output_tokens": args.output_tokens,
+                         "backfill": not args.no_backfill,
                          "timeout_s": args.timeout} if args.extractor == "llm" else None,
         "llm_url": args.llm_url if args.extractor in ("llm", "mem0") else None,
         "setup": setup, "embedder": embedder.model_id, "elapsed_s": round(time.perf_counter() - started, 1),
@@ -853,6 +855,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--context-tokens", type=int, default=8192, help="the LLM server's context")
     ap.add_argument("--output-tokens", type=int, default=MemoryConfig().extract_output_tokens,
                     help="MemoryConfig.extract_output_tokens: the most tokens one extraction answer may take")
+    ap.add_argument("--no-backfill", action="store_true",
+                    help="with --extractor llm: the model's facts only (no offline rules for what it missed)")
     ap.add_argument("--timeout", type=float, default=1800.0,
                     help="seconds per LLM call (a shared server queues)")
     ap.add_argument("--match-threshold", type=float, default=MATCH_THRESHOLD)
