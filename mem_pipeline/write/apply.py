@@ -64,7 +64,9 @@ def apply_decision(
         return [reinforce(parts, scope, decision.target, fact, when, decision.reason, sources)]
     if decision.action == "UPDATE" and decision.target is not None:
         new_text = decision.text or fact.text
-        rewrite(parts, scope, decision.target, new_text, fact.concepts, now, reason=decision.reason)
+        rewrite(
+            parts, scope, decision.target, new_text, fact.concepts, now, reason=decision.reason, when=when
+        )
         return [
             AddEvent(
                 event="UPDATE",
@@ -257,8 +259,11 @@ def rewrite(
     *,
     reason: str = "",
     event: str = "UPDATE",
+    when: datetime | None = None,
 ) -> None:
-    """Replace a fact's text (same id): new vectors, merged concepts, an UPDATE event."""
+    """Replace a fact's text (same id): new vectors, merged concepts, an UPDATE event. ``now``
+    is when the store changed; ``when`` (default ``now``), when it was said: the time the
+    concept links it adds are dated (an ``add`` with an explicit timestamp)."""
     index_text = text if target.kind == "turn" else embed_text(text, target.metadata.get("speaker"))
     vec = parts.embed.embed_one(index_text)
     updated = target.model_copy(
@@ -269,7 +274,7 @@ def rewrite(
         }
     )
     parts.store.upsert_facts([(updated, vec, index_text, index_text)])
-    parts.links.update(scope, target.concepts, updated.concepts, now, fact_id=target.id)
+    parts.links.update(scope, target.concepts, updated.concepts, when or now, fact_id=target.id)
     parts.store.add_events(scope, [event_row(target.id, event, target.text, text, now, reason=reason)])
 
 
