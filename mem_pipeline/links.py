@@ -14,7 +14,7 @@ without it and the vectors are computed later in batches: when enough names wait
 fallback match for their user, on close, and when the store is opened (which is how a crash
 that left names without vectors is repaired).
 
-**Write-behind.** The counts and links a write changes are derived data (the facts are the
+**Write-behind** (``_links_behind``). The counts and links a write changes are derived data (the facts are the
 truth), and one turn with eight concepts changes 28 links. A write inside a journaled block
 (``Parts.journaled``) therefore only records its deltas; a background thread writes each user's
 gathered deltas in one batch ``delay`` seconds later (pairs that recur across turns are written
@@ -28,21 +28,18 @@ waits. ``delay=0`` writes them with the fact, as before.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
-import functools
 import logging
 import math
 import threading
-import time
-import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import combinations
 from typing import Any
 
+from ._links_behind import Counts, Pairs, WriteBehind
 from .concepts import followable, name_key, pair_deltas, pair_key, point_id, query_grams, strength_of
 from .models import Scope
 
@@ -87,28 +84,6 @@ class _User:
         self.vectors_checked = False  # the user's names without vectors were looked for
 
 
-class _Due:
-    """One user's count and pair deltas waiting to be written, and the journal entry that
-    stays open until they are: concept -> [delta, latest ts of an addition (None: none)]; pair
-    -> the same."""
-
-    __slots__ = ("concepts", "jid", "pairs", "scope")
-
-    def __init__(self, scope: Scope) -> None:
-        self.scope = scope
-        self.concepts: dict[str, list[Any]] = {}
-        self.pairs: dict[tuple[str, str], list[Any]] = {}
-        self.jid: str | None = None
-
-
-def _merge(into: dict[Any, list[Any]], deltas: Mapping[Any, int], ts: float) -> None:
-    for k, d in deltas.items():
-        row = into.setdefault(k, [0.0, None])
-        row[0] += d
-        if d > 0:
-            row[1] = ts if row[1] is None else max(row[1], ts)
-
-
 class ConceptLinks:
     """Concept counts and links of each user, kept in the store's ``concepts`` and ``links``
     collections (see :mod:`mem_pipeline.store`). Scoped per (tenant, user_id): links never
@@ -146,13 +121,9 @@ class ConceptLinks:
         self._users: OrderedDict[tuple[str, str], _User] = OrderedDict()
         self._waiting = 0  # names written without a vector since the last batch
         self._lock = lock if lock is not None else threading.RLock()
-        self.delay = max(0.0, delay)
-        self._due: dict[tuple[str, str], _Due] = {}  # deltas waiting, by user
-        self._local = threading.local()  # the scope of the journaled write this thread is in
-        self._wake = threading.Event()
-        self._stopped = False
-        self._thread: threading.Thread | None = None
-        self._at_exit: Callable[[], None] | None = None
+        self._behind = WriteBehind(
+            delay=delay, lock=self._lock, write=self._write_batch, end=store.end, idle=self._after_batch
+        )
 
     @staticmethod
     def _cid(scope: Scope, name: str) -> str:
@@ -202,13 +173,8 @@ class ConceptLinks:
             if not pairs and not concepts:
                 return
             ts = when.timestamp()
-            if self._deferring(scope):
-                due = self._due.get(self._ukey(scope))
-                if due is None:
-                    due = self._due[self._ukey(scope)] = _Due(scope)
-                _merge(due.concepts, concepts, ts)
-                _merge(due.pairs, pairs, ts)
-                self._start()
+            if self._behind.active(scope):
+                self._behind.record(scope, concepts, pairs, ts)
                 return
             if concepts:
                 self._count(scope, u, {c: (float(d), ts if d > 0 else None) for c, d in concepts.items()}, ts)
@@ -217,116 +183,52 @@ class ConceptLinks:
             if self._waiting >= self.vector_batch:
                 self.embed_names()
 
-    # -- write-behind -----------------------------------------------------------------------------
-    def _deferring(self, scope: Scope) -> bool:
-        return self.delay > 0 and not self._stopped and getattr(self._local, "scope", None) == scope
+    # -- write-behind (``_links_behind``) --------------------------------------------------------
+    @property
+    def delay(self) -> float:
+        return self._behind.delay
 
-    @contextlib.contextmanager
-    def deferring(self, scope: Scope) -> Iterator[None]:
+    def deferring(self, scope: Scope) -> contextlib.AbstractContextManager[None]:
         """Within this block (a journaled write of ``scope``, in this thread), :meth:`update`
         records its deltas for the user's next batch; :meth:`adopt` then hands the batch the
         block's journal entry."""
-        outer = getattr(self._local, "scope", None)
-        self._local.scope = scope
-        try:
-            yield
-        finally:
-            self._local.scope = outer
+        return self._behind.deferring(scope)
 
     def adopt(self, scope: Scope, jid: str) -> bool:
         """Keep the journal entry ``jid`` of a finished write of ``scope`` open until the
-        user's waiting deltas are written (True), or not, when none wait or an earlier entry
-        already covers them (False: the caller clears it)."""
-        with self._lock:
-            due = self._due.get(self._ukey(scope))
-            if due is None or due.jid is not None:
-                return False
-            due.jid = jid
-            self._wake.set()
-            return True
+        user's waiting deltas are written (True), or not (False: the caller clears it)."""
+        return self._behind.adopt(scope, jid)
 
     def covered(self, scope: Scope) -> bool:
         """Whether a journal entry of the user is open until its waiting deltas are written."""
-        with self._lock:
-            due = self._due.get(self._ukey(scope))
-            return due is not None and due.jid is not None
-
-    def _start(self) -> None:
-        if self._thread is None or not self._thread.is_alive():
-            self._thread = threading.Thread(target=self._run, name="mem-pipeline-links", daemon=True)
-            self._thread.start()
-            if self._at_exit is None:
-                self._at_exit = functools.partial(_flush_at_exit, weakref.ref(self))
-                atexit.register(self._at_exit)
-
-    def _run(self) -> None:
-        while not self._stopped:
-            self._wake.wait()
-            if self._stopped:
-                return
-            time.sleep(self.delay)  # let a burst of writes gather into one batch
-            try:
-                with self._lock:
-                    self.flush()
-                    if not self._due:
-                        self._wake.clear()
-                    names = self._waiting >= self.vector_batch
-                if names and not self._stopped:  # the embedding itself runs unlocked
-                    self.embed_names()
-            except Exception:  # the journal entries stay open: recovery completes them
-                log.exception("writing concept counts and links failed; retrying in %.1f s", self.delay)
+        return self._behind.covered(scope)
 
     def flush(self, scope: Scope | None = None) -> None:
         """Write the waiting deltas of one user (or of everyone) now, and clear the journal
         entries that covered them."""
-        with self._lock:
-            keys = [self._ukey(scope)] if scope is not None else list(self._due)
-            for key in keys:
-                due = self._due.get(key)
-                if due is None:
-                    continue
-                u = self._user(due.scope, create=False)
-                ts = max([r[1] for r in due.concepts.values() if r[1] is not None] + [0.0])
-                counts = {c: (d, t) for c, (d, t) in due.concepts.items()}
-                if counts:
-                    self._count(due.scope, u, counts, ts)
-                pairs = {k: (d, 0.0, ts if t is None else t) for k, (d, t) in due.pairs.items() if d}
-                if pairs:
-                    self._bump_pairs(due.scope, pairs, ts)
-                del self._due[key]
-                if due.jid is not None:
-                    if getattr(self._local, "scope", None) == due.scope:
-                        # read in the middle of a write of this user that the entry covers:
-                        # it stays open (empty) until that write's deltas are written too
-                        kept = self._due[key] = _Due(due.scope)
-                        kept.jid = due.jid
-                    else:
-                        self.store.end(due.jid)
+        self._behind.flush(scope)
 
     def discard(self, scope: Scope) -> None:
         """Drop the user's waiting deltas (its counts and links were just recomputed from its
         facts, or the user was forgotten) and clear their journal entry."""
-        with self._lock:
-            due = self._due.pop(self._ukey(scope), None)
-            if due is not None and due.jid is not None:
-                self.store.end(due.jid)
+        self._behind.discard(scope)
 
     def close(self) -> None:
         """Stop the background writer and write what waits. Not to be called holding the
         store's lock (the writer is joined)."""
+        self._behind.close()
+
+    def _write_batch(self, scope: Scope, counts: Counts, pairs: Pairs, ts: float) -> None:
+        if counts:
+            self._count(scope, self._user(scope, create=False), counts, ts)
+        if pairs:
+            self._bump_pairs(scope, pairs, ts)
+
+    def _after_batch(self) -> None:
         with self._lock:
-            self._stopped = True
-            self._wake.set()
-        # joined without the lock (the writer takes it): the caller must not hold it either
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout=60)  # at most one chunk of names being embedded
-        with self._lock:
-            try:
-                self.flush()
-            finally:
-                if self._at_exit is not None:  # this instance's handler only
-                    atexit.unregister(self._at_exit)
-                    self._at_exit = None
+            names = self._waiting >= self.vector_batch
+        if names and not self._behind.stopped:  # the embedding itself runs unlocked
+            self.embed_names()
 
     def _count(
         self, scope: Scope, u: _User | None, concepts: Mapping[str, tuple[float, float | None]], ts: float
@@ -421,14 +323,14 @@ class ConceptLinks:
             if scope is None:
                 self._waiting = 0
             todo = self.store.unembedded_concepts(scope)
-        background = threading.current_thread() is self._thread
+        background = self._behind.in_writer()
         for i in range(0, len(todo), 256):
-            if background and self._stopped:  # closing: the closer computes what is left
+            if background and self._behind.stopped:  # closing: the closer computes what is left
                 break
             chunk = todo[i : i + 256]
             vecs = self.embed.embed([str(p["name"]) for _, p in chunk])
             with self._lock:
-                if background and self._stopped:
+                if background and self._behind.stopped:
                     break
                 self.store.set_concept_vectors([(cid, v) for (cid, _), v in zip(chunk, vecs)])
         return len(todo)
@@ -694,12 +596,3 @@ class ConceptLinks:
                 if followable(n_ab, fb, s, floor=self.floor, min_count=self.min_count):
                     out.setdefault(src, []).append((dst, s))
         return out
-
-
-def _flush_at_exit(ref: weakref.ref[ConceptLinks]) -> None:
-    """At interpreter exit, write what still waits of a :class:`ConceptLinks` never closed
-    (else its journal entries make the next open recompute those users)."""
-    links = ref()
-    if links is not None and not links._stopped:
-        with contextlib.suppress(Exception):
-            links.close()

@@ -1,0 +1,214 @@
+"""The concept layer's write-behind (see :mod:`mem_pipeline.links`): each user's concept count
+and pair deltas gathered inside journaled writes, written in one batch ``delay`` seconds later
+by a background thread, or first by any read of that user.
+
+:class:`WriteBehind` holds only the waiting deltas, their journal entries and the thread. What a
+batch does to the store is the ``write`` it is given; ``end`` clears a journal entry; ``idle``
+runs on the thread after each batch, without the lock (``ConceptLinks`` embeds waiting names
+there).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import functools
+import logging
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from .models import Scope
+
+__all__ = ["WriteBehind"]
+
+log = logging.getLogger(__name__)
+
+#: name -> (count delta, latest time it was added, or None)
+Counts = dict[str, tuple[float, float | None]]
+#: pair -> (count delta, feedback delta, time of the change)
+Pairs = dict[tuple[str, str], tuple[float, float, float]]
+
+
+class _Due:
+    """One user's deltas waiting to be written, and the journal entry that stays open until
+    they are: concept -> [delta, latest time of an addition (None: none)]; pair -> the same."""
+
+    __slots__ = ("concepts", "jid", "pairs", "scope")
+
+    def __init__(self, scope: Scope) -> None:
+        self.scope = scope
+        self.concepts: dict[str, list[Any]] = {}
+        self.pairs: dict[tuple[str, str], list[Any]] = {}
+        self.jid: str | None = None
+
+
+def _merge(into: dict[Any, list[Any]], deltas: Mapping[Any, int], ts: float) -> None:
+    for k, d in deltas.items():
+        row = into.setdefault(k, [0.0, None])
+        row[0] += d
+        if d > 0:
+            row[1] = ts if row[1] is None else max(row[1], ts)
+
+
+class WriteBehind:
+    """Deltas waiting per user, written by a background thread ``delay`` seconds after the
+    first of a burst. ``lock``: the store's lock, which every method takes (the thread too).
+    ``write(scope, counts, pairs, ts)``: apply one user's batch; ``end(jid)``: clear a journal
+    entry; ``idle()``: called by the thread after each batch, without the lock."""
+
+    def __init__(
+        self,
+        *,
+        delay: float,
+        lock: threading.RLock,
+        write: Callable[[Scope, Counts, Pairs, float], None],
+        end: Callable[[str], None],
+        idle: Callable[[], None],
+    ) -> None:
+        self.delay = max(0.0, delay)
+        self._lock = lock
+        self._write, self._end, self._idle = write, end, idle
+        self._due: dict[tuple[str, str], _Due] = {}
+        self._local = threading.local()  # the scope of the journaled write this thread is in
+        self._wake = threading.Event()
+        self.stopped = False
+        self._thread: threading.Thread | None = None
+        self._at_exit: Callable[[], None] | None = None
+
+    @staticmethod
+    def _key(scope: Scope) -> tuple[str, str]:
+        return (scope.tenant, scope.user_id)
+
+    def active(self, scope: Scope) -> bool:
+        """Whether a change of ``scope``'s counts made now, in this thread, is to wait."""
+        return self.delay > 0 and not self.stopped and getattr(self._local, "scope", None) == scope
+
+    def in_writer(self) -> bool:
+        """Whether the calling thread is the background writer."""
+        return threading.current_thread() is self._thread
+
+    @contextlib.contextmanager
+    def deferring(self, scope: Scope) -> Iterator[None]:
+        """Within this block (a journaled write of ``scope``, in this thread), changes wait for
+        the user's next batch (:meth:`record`); :meth:`adopt` then hands the batch the block's
+        journal entry."""
+        outer = getattr(self._local, "scope", None)
+        self._local.scope = scope
+        try:
+            yield
+        finally:
+            self._local.scope = outer
+
+    def record(
+        self, scope: Scope, concepts: Mapping[str, int], pairs: Mapping[tuple[str, str], int], ts: float
+    ) -> None:
+        """Add count and pair deltas of ``scope``, made at ``ts``, to its next batch."""
+        with self._lock:
+            due = self._due.get(self._key(scope))
+            if due is None:
+                due = self._due[self._key(scope)] = _Due(scope)
+            _merge(due.concepts, concepts, ts)
+            _merge(due.pairs, pairs, ts)
+            self._start()
+
+    def adopt(self, scope: Scope, jid: str) -> bool:
+        """Keep the journal entry ``jid`` of a finished write of ``scope`` open until the
+        user's waiting deltas are written (True), or not, when none wait or an earlier entry
+        already covers them (False: the caller clears it)."""
+        with self._lock:
+            due = self._due.get(self._key(scope))
+            if due is None or due.jid is not None:
+                return False
+            due.jid = jid
+            self._wake.set()
+            return True
+
+    def covered(self, scope: Scope) -> bool:
+        """Whether a journal entry of the user is open until its waiting deltas are written."""
+        with self._lock:
+            due = self._due.get(self._key(scope))
+            return due is not None and due.jid is not None
+
+    def flush(self, scope: Scope | None = None) -> None:
+        """Write the waiting deltas of one user (or of everyone) now, and clear the journal
+        entries that covered them."""
+        with self._lock:
+            keys = [self._key(scope)] if scope is not None else list(self._due)
+            for key in keys:
+                due = self._due.get(key)
+                if due is None:
+                    continue
+                ts = max([r[1] for r in due.concepts.values() if r[1] is not None] + [0.0])
+                counts: Counts = {c: (d, t) for c, (d, t) in due.concepts.items()}
+                pairs: Pairs = {k: (d, 0.0, ts if t is None else t) for k, (d, t) in due.pairs.items() if d}
+                self._write(due.scope, counts, pairs, ts)
+                del self._due[key]
+                if due.jid is not None:
+                    if getattr(self._local, "scope", None) == due.scope:
+                        # read in the middle of a write of this user that the entry covers:
+                        # it stays open (empty) until that write's deltas are written too
+                        kept = self._due[key] = _Due(due.scope)
+                        kept.jid = due.jid
+                    else:
+                        self._end(due.jid)
+
+    def discard(self, scope: Scope) -> None:
+        """Drop the user's waiting deltas (its counts and links were just recomputed from its
+        facts, or the user was forgotten) and clear their journal entry."""
+        with self._lock:
+            due = self._due.pop(self._key(scope), None)
+            if due is not None and due.jid is not None:
+                self._end(due.jid)
+
+    def close(self) -> None:
+        """Stop the thread and write what waits. Not to be called holding the lock (the thread
+        is joined)."""
+        with self._lock:
+            self.stopped = True
+            self._wake.set()
+        # joined without the lock (the thread takes it): the caller must not hold it either
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=60)  # at most one chunk of names being embedded
+        with self._lock:
+            try:
+                self.flush()
+            finally:
+                if self._at_exit is not None:  # this instance's handler only
+                    atexit.unregister(self._at_exit)
+                    self._at_exit = None
+
+    def _start(self) -> None:
+        if self._thread is None or not self._thread.is_alive():
+            self._thread = threading.Thread(target=self._run, name="mem-pipeline-links", daemon=True)
+            self._thread.start()
+            if self._at_exit is None:
+                self._at_exit = functools.partial(_close_at_exit, weakref.ref(self))
+                atexit.register(self._at_exit)
+
+    def _run(self) -> None:
+        while not self.stopped:
+            self._wake.wait()
+            if self.stopped:
+                return
+            time.sleep(self.delay)  # let a burst of writes gather into one batch
+            try:
+                with self._lock:
+                    self.flush()
+                    if not self._due:
+                        self._wake.clear()
+                if not self.stopped:
+                    self._idle()
+            except Exception:  # the journal entries stay open: recovery completes them
+                log.exception("writing concept counts and links failed; retrying in %.1f s", self.delay)
+
+
+def _close_at_exit(ref: weakref.ref[WriteBehind]) -> None:
+    """At interpreter exit, write what still waits of a :class:`WriteBehind` never closed (else
+    its journal entries make the next open recompute those users)."""
+    behind = ref()
+    if behind is not None and not behind.stopped:
+        with contextlib.suppress(Exception):
+            behind.close()
