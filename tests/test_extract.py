@@ -120,6 +120,8 @@ def test_categories_by_what_the_fact_is_about() -> None:
         "Big fan of marvel films, seen every single one": Category.PREFERENCE,
         "I'm single again.": Category.RELATIONSHIP,
         "Retired since 2022": Category.WORK,
+        # several of someone else's are not the user's relationships
+        "I started learning Portuguese so I can chat with her neighbours.": Category.SKILL,
     }
     for text, want in cases.items():
         assert category_of(text) == want, text

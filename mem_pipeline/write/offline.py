@@ -61,6 +61,12 @@ _WORKS_AS = re.compile(
     re.IGNORECASE,
 )
 
+_KIN = (
+    r"wife|husband|partner|girlfriend|boyfriend|son|daughter|mother|father|parent|mom|mum|dad|sister|"
+    r"brother|twin|cousin|aunt|uncle|niece|nephew|in-law|colleague|neighbou?r|roommate|flatmate|"
+    r"stepson|stepdaughter"
+)
+
 # Category rules: the first rule whose pattern matches wins. Transparent on purpose.
 _CATEGORY_RULES: list[tuple[Category, re.Pattern[str]]] = [
     (Category.WORK, _WORKS_AS),
@@ -89,10 +95,10 @@ _CATEGORY_RULES: list[tuple[Category, re.Pattern[str]]] = [
     (
         Category.RELATIONSHIP,
         re.compile(
-            r"\b((?:wife|husband|partner|girlfriend|boyfriend|son|daughter|kid|mother|father|parent"
-            r"|mom|mum|dad|sister|brother|twin|cousin|aunt|uncle|niece|nephew|in-law|colleague|neighbou?r"
-            r"|roommate|flatmate|stepson|stepdaughter)s?|wives|children|sibling\w*|friend\w*|grandm\w*"
-            r"|grandp\w*|married|divorc\w*|dating|fianc\w*|family)\b",
+            rf"\b({_KIN}|kids?|children|sibling\w*|friend\w*|grandm\w*|grandp\w*|married|divorc\w*"
+            r"|dating|fianc\w*|family"
+            # several of one's own ("my twin sisters"), not anyone's ("her neighbours")
+            rf"|(?:my|our)\s+(?:[\w-]+\s+)?(?:{_KIN})s|(?:my|our)\s+(?:[\w-]+\s+)?wives)\b",
             re.I,
         ),
     ),
