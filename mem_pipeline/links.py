@@ -184,10 +184,6 @@ class ConceptLinks:
                 self.embed_names()
 
     # -- write-behind (``_links_behind``) --------------------------------------------------------
-    @property
-    def delay(self) -> float:
-        return self._behind.delay
-
     def deferring(self, scope: Scope) -> contextlib.AbstractContextManager[None]:
         """Within this block (a journaled write of ``scope``, in this thread), :meth:`update`
         records its deltas for the user's next batch; :meth:`adopt` then hands the batch the

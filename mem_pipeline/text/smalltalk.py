@@ -10,7 +10,7 @@ from .lexical import content_words, split_sentences, tokens
 from .slots import is_attribute
 from .voice import strip_filler
 
-__all__ = ["is_small_talk", "is_statement"]
+__all__ = ["FIRST_PERSON", "is_small_talk", "is_statement"]
 
 # Words of greetings, thanks, acknowledgements and goodbyes: a sentence made of them only says
 # nothing about the person ("thanks a lot!", "ok cool", "have a nice evening :)").
@@ -53,7 +53,8 @@ _QUESTION_START = re.compile(
     r"are|am|was|were|have|has|shall|may|might)\b",
     re.IGNORECASE,
 )
-_FIRST_PERSON = re.compile(r"\b(?:i|i['’]m|i['’]ve|i['’]d|i['’]ll|me|my|mine|we|our|us)\b", re.IGNORECASE)
+#: The speaker's first person ("I", "I'm", "my", "we", "our"...).
+FIRST_PERSON = re.compile(r"\b(?:i|i['’]m|i['’]ve|i['’]d|i['’]ll|me|my|mine|we|our|us)\b", re.IGNORECASE)
 _THANKS = re.compile(r"^\s*(?:thanks|thank you|thx|ty|cheers|much appreciated)\b", re.IGNORECASE)
 
 
@@ -82,7 +83,7 @@ def is_statement(sentence: str) -> bool:
         return False
     if not content_words(s):
         return False
-    if _FIRST_PERSON.search(s):
+    if FIRST_PERSON.search(s):
         return len(words) >= 2
     # a bare attribute said in passing ("pescatarian btw", "vegan", "non-smoker") is a statement
     return len(words) >= 3 or is_attribute(s)

@@ -11,8 +11,9 @@ window (else it is grounded to the window's line that best supports it, or left 
 rejected), names the person it is about, and has absolute dates (``text.dates``).
 
 A small model passes over some statements ("pescatarian btw"): with a ``backfill`` extractor
-(the offline rules, by default), the user turns the model took no fact from are read by it,
-and a fact that cites only small talk ("all good, just procrastinating lol") is dropped.
+(the offline rules, by default), its facts that no grounded fact of the model says are kept
+too (:meth:`LLMExtractor._backfill`). A fact that cites only small talk ("all good, just
+procrastinating lol") is dropped.
 
 An answer cut off by the output limit keeps the facts it finished (``Completion.truncated``),
 and the window's lines after the last one those facts cite are read again in a window of their
@@ -302,8 +303,7 @@ class LLMExtractor:
         fact of the model from their turn. Between named people, only statements about the
         speaker (in the first person, or a bare attribute such as "pescatarian"). Failed windows
         are left out: they go to pending whole."""
-        if self.backfill is None:
-            return
+        assert self.backfill is not None
         people = [m.name for m in messages if m.name]
         said: dict[int, list[set[str]]] = {}
         for f in result.facts:

@@ -43,6 +43,7 @@ from ..llm import LLMClient, render_prompt
 from ..models import ExtractedFact, ReconcileBatch, StoredFact
 from ..text.lexical import STOPWORDS, content_words, stem
 from ..text.slots import Slot, changes, slot_of
+from ..text.smalltalk import FIRST_PERSON
 from ..text.voice import conflicting_specifics, third_person
 
 __all__ = ["Decision", "LLMReconciler", "Reconciler", "decide", "has_correction_cue", "remainder"]
@@ -300,10 +301,7 @@ def _mentions(word: re.Pattern[str], clause: str) -> bool:
 def _says_something(clause: str) -> bool:
     """Two content words, or one said in the first person ("I'm a pharmacist")."""
     words = content_words(clause)
-    return len(words) >= 2 or (len(words) == 1 and bool(_FIRST_PERSON.search(clause)))
-
-
-_FIRST_PERSON = re.compile(r"\b(?:i|i['’]m|i['’]ve|my|we|we['’]re|our)\b", re.I)
+    return len(words) >= 2 or (len(words) == 1 and bool(FIRST_PERSON.search(clause)))
 
 
 def _keeping(d: Decision, touched: Callable[[str], bool], value: str | None = None) -> Decision:
