@@ -90,3 +90,39 @@ def test_saying_the_old_value_stopped_after_the_move_is_no_second_fact(mem, cloc
     facts = [f.text for f in mem.get_all(user_id="u", kind="fact")]
     assert len(facts) == 1 and "Leeds" in facts[0]
     assert not mem.get(old, user_id="u").is_valid
+
+
+def test_a_subject_of_two_stays_one_fact_and_the_break_up_ends_it(mem, clock) -> None:
+    res = mem.add("My boyfriend Marco and I have been together for three years.", user_id="u")
+    assert [e.text for e in res.events] == ["My boyfriend Marco and I have been together for three years."]
+    (old,) = res.ids
+    clock.advance(days=150)
+    res = mem.add("Marco and I broke up last month.", user_id="u")
+    assert res.count("SUPERSEDE") == 1 and res.events[0].previous_id == old
+    # a clause of its own after the "and" still splits
+    res = mem.add("My sister lives in Porto and I work in Braga.", user_id="u")
+    assert res.count("ADD") == 2
+
+
+def test_a_cancelled_membership_ends_the_fact_that_names_it(mem, clock) -> None:
+    (old,) = mem.add("I go to PureGym on Deansgate four times a week.", user_id="u").ids
+    clock.advance(days=140)
+    res = mem.add("I cancelled my PureGym membership.", user_id="u")
+    assert res.count("SUPERSEDE") == 1 and res.events[0].previous_id == old
+    assert "puregym" in res.events[0].reason
+
+
+def test_how_the_user_wants_answers_is_one_setting_replaced_whole(mem, clock) -> None:
+    (old,) = mem.add("Please keep your answers short, bullet points if possible.", user_id="u").ids
+    clock.advance(days=120)
+    res = mem.add("I prefer longer, detailed explanations from you now.", user_id="u")
+    assert [e.event for e in res.events] == ["SUPERSEDE"] and res.events[0].previous_id == old
+    # no remainder ("Bullet points if possible.") survives: every clause was about the replies
+    assert [f.text for f in mem.get_all(user_id="u", kind="fact")] == [
+        "I prefer longer, detailed explanations from you now."
+    ]
+    hits = mem.search("How do I like your answers?", user_id="u").hits
+    assert hits and hits[0].text.startswith("I prefer longer")
+    # telling a story about an answer is no setting
+    res = mem.add("I gave a detailed answer to my boss.", user_id="u")
+    assert res.count("ADD") == 1

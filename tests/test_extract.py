@@ -205,3 +205,13 @@ def test_a_correction_keeps_the_other_half_of_a_compound_fact(tmp_path) -> None:
         assert kept.sources == old.sources
         hits = m.search("What am I learning?", user_id="u", now=NOW + timedelta(days=1)).hits
         assert hits and "skateboard" in hits[0].text
+
+
+def test_a_yes_takes_the_proposal_not_the_assistants_premise() -> None:
+    msgs = [
+        Message(role="assistant", content="Since you're vegetarian, how about a lentil curry tonight?"),
+        Message(role="user", content="Sure, sounds good."),
+    ]
+    facts = [f.text for f in OfflineExtractor().extract(msgs, NOW).facts]
+    assert len(facts) == 1 and facts[0].startswith("I agreed: a lentil curry")
+    assert "vegetarian" not in facts[0]

@@ -75,6 +75,15 @@ _FAMILIES: list[tuple[str, re.Pattern[str]]] = [
             r"split up|broke up|breaking up|separated|back together|dating)\b"
         ),
     ),
+    (
+        "reply_style",  # how the user wants the assistant to answer
+        re.compile(
+            r"\b(?:your (?:answers?|repl(?:y|ies)|responses?|explanations?)|"
+            r"(?:answers?|repl(?:y|ies)|responses?|explanations?) from you|"
+            r"(?:prefer|want|like|give me|need) (?:[\w,-]+ ){0,3}"
+            r"(?:answers|replies|responses|explanations))\b"
+        ),
+    ),
     ("phone", re.compile(r"\b(?:phone|iphone|pixel|android|galaxy|smartphone)\b")),
     ("car", re.compile(r"\b(?:car|drive an?|driving an?|motorbike)\b")),
     ("age", re.compile(r"\b(?:\d{1,3} years? old|turned \d{1,3}|i(?:['’]?m| am) \d{1,3}\b|aged? \d{1,3})")),
@@ -90,7 +99,9 @@ _FAMILIES: list[tuple[str, re.Pattern[str]]] = [
     ),
 ]
 #: Families where a new value replaces the old without being told so.
-SINGLE_VALUED = frozenset({"residence", "diet", "smoking", "drinking", "relationship", "phone", "car", "age"})
+SINGLE_VALUED = frozenset(
+    {"residence", "diet", "smoking", "drinking", "relationship", "phone", "car", "age", "reply_style"}
+)
 
 #: Words saying a statement corrects or updates an earlier one.
 CHANGE_CUE = re.compile(

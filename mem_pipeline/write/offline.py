@@ -41,11 +41,30 @@ _OFFER_LEAD = re.compile(
 )
 
 
+# a word that makes a clause of the words before an "and": a first person, a verb form
+_CLAUSE_VERB = re.compile(
+    r"\b(?:i|we|i['’]m|we['’]re|i['’]ve|i['’]d|am|is|are|was|were|be|been|has|have|had|do|does|did|"
+    r"can|will|would|could|should|may|might|must|\w+ed|\w+ing|lives|works|loves|likes|hates|"
+    r"owns|runs|goes|plays|teaches|studies|says|gets|makes|wants|needs|keeps|got|went|met)\b",
+    re.IGNORECASE,
+)
+
+# what the assistant assumes before it proposes ("Since you're vegetarian, how about ..."): its
+# words, not the user's, so a "yes" takes the proposal only
+_PREMISE = re.compile(
+    r"^\s*(?:since|as|because|given (?:that )?|now that|if)\s+you\b[^,]*,\s*", re.IGNORECASE
+)
+
+
 def split_compound(sentence: str) -> list[str]:
     """A statement of several facts, split where a new clause about the speaker starts ("I live
-    in Lisbon and I work as a nurse" -> two); parts too short to stand alone stay joined."""
+    in Lisbon and I work as a nurse" -> two); parts too short to stand alone stay joined, and so
+    does a subject of two ("My boyfriend Marco and I have been together": no verb before the
+    "and", so it names the first of two people, not a fact)."""
     parts = [p.strip(" ,;") for p in _COMPOUND.split(sentence) if p and p.strip(" ,;")]
     if len(parts) < 2 or any(len(tokens(p)) < 2 for p in parts):
+        return [sentence]
+    if not _CLAUSE_VERB.search(parts[0]) and re.match(rf"{re.escape(parts[0])}\s+and\s", sentence, re.I):
         return [sentence]
     out = []
     for p in parts:
@@ -261,7 +280,7 @@ def _agreed(prev: Message) -> list[str]:
     asked = [s for s in split_sentences(prev.content) if s.strip().endswith("?")]
     if not asked:
         return []
-    offer = _OFFER_LEAD.sub("", asked[-1]).strip().rstrip("?").strip()
+    offer = _OFFER_LEAD.sub("", _PREMISE.sub("", asked[-1])).strip().rstrip("?").strip()
     offer = re.sub(r"^(?:i |we )?remember that ", "", offer, flags=re.IGNORECASE)
     if not tokens(offer):
         return []

@@ -16,7 +16,7 @@ The rules, in order (:func:`decide`; each decision says which rule made it):
 4. **Related** (cosine >= ``related_threshold``) with a correction cue ("actually", "moved",
    "no longer"...): SUPERSEDE the nearest related fact.
 5. **A change of the same thing**: a statement that says something changed or ended ("these
-   days", "now", "gone off", "changed my mind", "left", "sold") and shares a topic word with a
+   days", "now", "gone off", "changed my mind", "left", "sold", "cancelled") and shares a topic word with a
    stored fact of cosine >= 0.4 ("cold brew ... flat whites feel too milky now" after "my
    go-to coffee is a flat white"), or a name with one of cosine >= 0.3 ("Left Google in
    September" after "I work at Google"), SUPERSEDEs the nearest such fact of the same person
@@ -119,8 +119,10 @@ def decide(
     if slot is not None and in_slot:
         d = _by_slot(fact, slot, in_slot)
         if d is not None:
-            if d.action != "SUPERSEDE" or slot.stopped:
-                return d  # "I no longer eat meat" ends "big fan of steak" too, which no rule can tell
+            if d.action != "SUPERSEDE" or slot.stopped or slot.family == "reply_style":
+                # "I no longer eat meat" ends "big fan of steak" too, which no rule can tell; and
+                # every clause of how one wants answers ("short, bullet points") is about them
+                return d
             return _keeping(d, lambda clause: _sets(clause, slot.family))
     for name in [*_NEGATED.findall(text), *_NOT_ANYMORE.findall(text)]:
         word = re.compile(rf"\b{re.escape(name)}\b", re.IGNORECASE)
@@ -171,7 +173,8 @@ _NEGATION = re.compile(r"\b(?:not|no|never|n['’]t|didn['’]t|don['’]t|doesn
 #: Words saying that something ended or changed, beyond the slot cues (``text.slots``).
 _ENDED = re.compile(
     r"\b(?:gone off|went off|done with|over (?:it|them)|changed my mind|from now on|converted|sold|"
-    r"got rid of|replaced|didn['’]t last|not into|no more|moved (?:on|out)|ex)\b",
+    r"got rid of|replaced|didn['’]t last|not into|no more|moved (?:on|out)|ex|cancell?(?:ed|ing)|"
+    r"terminated|ended)\b",
     re.IGNORECASE,
 )
 #: The change cues of the change-of-the-same-thing rule: those of ``text.slots`` but "new",
