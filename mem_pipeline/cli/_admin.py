@@ -1,4 +1,4 @@
-"""The commands around the memory: the demo, upkeep (retry-pending, reindex, repair), a
+"""The commands around the memory: the demo, upkeep (retry-pending, reindex, repair, compact), a
 terminal chat, and sharing the store (serve, mcp, keys)."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from ._common import emit_json, err, open_memory, say
 
 __all__ = [
     "cmd_chat",
+    "cmd_compact",
     "cmd_demo",
     "cmd_keys",
     "cmd_mcp",
@@ -73,6 +74,18 @@ def cmd_repair(args: argparse.Namespace) -> int:
         say(f"{name}: {verb} {len(ids)} unreadable points: {', '.join(ids[:10])}")
     if not report["wal_repairs"] and not report["unreadable"]:
         say("nothing to repair: every point of the store reads")
+    return 0
+
+
+def cmd_compact(args: argparse.Namespace) -> int:
+    with open_memory(args) as m:
+        took = m.compact()
+    if args.json:
+        emit_json({"seconds": {k: round(v, 3) for k, v in took.items()}})
+    elif not took:
+        say("nothing to compact: the store's server manages its own segments")
+    else:
+        say(f"compacted {len(took)} collections in {sum(took.values()):.1f} s")
     return 0
 
 

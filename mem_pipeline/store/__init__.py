@@ -201,6 +201,12 @@ class QdrantStore(FactStore, JournalStore, ConceptStore, RepairStore):
                 if _OPEN.get(real) is self:
                     del _OPEN[real]
 
+    def compact(self) -> dict[str, float]:
+        """Rewrite the embedded engine's collections into on-disk segments, seconds per
+        collection (``EdgeClient.compact``); a Qdrant server or qdrant-client's embedded mode
+        manage their own segments: nothing to do, ``{}``."""
+        return self.client.compact() if isinstance(self.client, EdgeClient) else {}
+
     @property
     def engine(self) -> str:
         """``"edge"``, ``"local"`` (qdrant-client's embedded mode) or ``"server"``."""

@@ -19,6 +19,7 @@ from ..errors import StoreError
 __all__ = [
     "BOOL_MIRROR",
     "NO_VECTOR",
+    "ON_DISK",
     "SCHEMA",
     "EdgeCount",
     "EdgeRecord",
@@ -26,6 +27,7 @@ __all__ = [
     "EdgeScored",
     "Shard",
     "bools",
+    "disk_index",
     "engine_call",
     "ids_of",
     "out_vector",
@@ -41,6 +43,10 @@ __all__ = [
 ]
 
 NO_VECTOR = "_none"  # placeholder sparse vector of collections that hold payload only
+#: Where a compacted segment keeps its vectors, indexes and ids: in memory-mapped files, read
+#: into the page cache when the store opens (shared and reclaimable), not in the process's own
+#: memory. Segments that take new writes stay in memory until the next compaction.
+ON_DISK = qe.Memory.Cached
 BOOL_MIRROR = "__bool"  # mirror of the payload's booleans as 0/1 (see the module docstring)
 
 SCHEMA = {
@@ -51,6 +57,24 @@ SCHEMA = {
     models.PayloadSchemaType.DATETIME: qe.PayloadSchemaType.Datetime,
     models.PayloadSchemaType.UUID: qe.PayloadSchemaType.Uuid,
 }
+
+
+def disk_index(data_type: qe.PayloadSchemaType, tenant: bool = False) -> Any:
+    """A payload index of ``data_type`` kept on disk (``ON_DISK``) once its segment is compacted."""
+    kw: dict[str, Any] = {"on_disk": True, "memory": ON_DISK}
+    if data_type == qe.PayloadSchemaType.Keyword:
+        return qe.KeywordIndexParams(is_tenant=tenant, **kw)
+    if data_type == qe.PayloadSchemaType.Integer:  # match (the 0/1 mirrors) and order_by
+        return qe.IntegerIndexParams(lookup=True, range=True, **kw)
+    if data_type == qe.PayloadSchemaType.Float:
+        return qe.FloatIndexParams(**kw)
+    if data_type == qe.PayloadSchemaType.Bool:
+        return qe.BoolIndexParams(**kw)
+    if data_type == qe.PayloadSchemaType.Datetime:
+        return qe.DatetimeIndexParams(**kw)
+    if data_type == qe.PayloadSchemaType.Uuid:
+        return qe.UuidIndexParams(is_tenant=tenant, **kw)
+    raise StoreError(f"no on-disk payload index for {data_type}")
 
 
 def bools(payload: Mapping[str, Any]) -> dict[str, Any]:
