@@ -40,6 +40,7 @@ from ..text.phrases import candidate_phrases
 from ..text.slots import is_attribute
 from ..text.smalltalk import is_small_talk
 from ..text.voice import in_person
+from .categories import slot_category
 from .ground import fact_sources, ground, support
 
 __all__ = [
@@ -372,7 +373,9 @@ class LLMExtractor:
         text = resolve_relative(text, now)
         return ExtractedFact(
             text=text,
-            category=f.category,
+            # a slot the rules recognise outranks the model's label (a small model files a diet
+            # under health, a sister's city under other)
+            category=slot_category(text, subject or "the user") or f.category,
             concepts=list(f.concepts) or candidate_phrases(text)[:5],
             source_turns=cited,
             subject=subject,

@@ -11,9 +11,10 @@ from ..models import Category, ExtractedFact, Message
 from ..text.dates import resolve_relative
 from ..text.lexical import split_sentences, tokens
 from ..text.phrases import candidate_phrases
-from ..text.slots import PROFESSIONS, slot_of
+from ..text.slots import PROFESSIONS
 from ..text.smalltalk import is_statement
 from ..text.voice import in_person, strip_filler
+from .categories import slot_category
 from .extract import Extraction
 
 __all__ = ["OfflineExtractor", "category_of", "guess_category"]
@@ -174,31 +175,11 @@ def guess_category(text: str) -> Category:
     return Category.OTHER
 
 
-# a diet for medical reasons is health; one chosen for ethics or taste, a preference
-_MEDICAL = re.compile(r"\b(allerg\w*|intoleran\w*|coeliac|celiac|diabet\w*|doctor|medical|ibs|crohn)", re.I)
-_BY_SLOT = {
-    "residence": Category.BIOGRAPHY,
-    "age": Category.BIOGRAPHY,
-    "work": Category.WORK,
-    "relationship": Category.RELATIONSHIP,
-    "smoking": Category.HEALTH,
-    "drinking": Category.HEALTH,
-}
-
-
 def category_of(text: str) -> Category:
-    """The category of a fact, by what it is about first (``text.slots``: where one lives ->
-    biography, one's job -> work, a diet -> preference, or health when it is medical), then by
-    the keyword rules (:func:`guess_category`)."""
-    slot = slot_of(text)
-    if slot is not None and slot.subject == "the user":
-        if slot.family == "diet":
-            return Category.HEALTH if _MEDICAL.search(text) else Category.PREFERENCE
-        if slot.family in _BY_SLOT:
-            return _BY_SLOT[slot.family]
-    if slot is not None and slot.subject != "the user":
-        return Category.RELATIONSHIP
-    return guess_category(text)
+    """The category of a fact, by what it is about first (``write.categories``: where one lives
+    -> biography, one's job -> work, a diet -> preference, or health when it is medical), then
+    by the keyword rules (:func:`guess_category`)."""
+    return slot_category(text) or guess_category(text)
 
 
 class OfflineExtractor:
