@@ -54,7 +54,7 @@ def test_version_and_a_top_level_help_that_reads_well(capsys: pytest.CaptureFixt
 
 
 def test_every_argument_has_help_and_shows_its_default() -> None:
-    assert len(COMMANDS) == 20  # 17 commands, and keys create, list, revoke
+    assert len(COMMANDS) == 21  # 18 commands, and keys create, list, revoke
     for name, parser in COMMANDS.items():
         text = parser.format_help()
         assert parser.description, name

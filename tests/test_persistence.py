@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from mem_pipeline import NotFoundError
+from mem_pipeline.cli import main
 
 
 def test_save_reopen_scope_correct_delete(open_memory, store_path) -> None:
@@ -175,4 +178,18 @@ def test_compact_moves_the_store_to_disk_and_loses_nothing(open_memory, store_pa
     assert m.get(new, user_id="ana").text == "I switched to oat milk."
     assert len(m.get_all(user_id="ana", kind="fact")) + len(m.get_all(user_id="bob", kind="fact")) == 5
     assert m.compact()  # again: indexes already on disk are kept, the segments merge
+    m.close()
+
+
+def test_cli_compact(open_memory, store_path, engine, capsys) -> None:
+    m = open_memory(store_path)
+    (fid,) = m.add("My favourite climbing gym is Boulder Barn.", user_id="ana").ids
+    m.close()
+    assert main(["compact", "--path", store_path, "--json"]) == 0
+    took = json.loads(capsys.readouterr().out)["seconds"]
+    assert ("mem_pipeline_facts" in took) == (engine == "edge")
+    assert main(["compact", "--path", store_path]) == 0
+    assert "compact" in capsys.readouterr().out
+    m = open_memory(store_path)
+    assert m.get(fid, user_id="ana").text == "My favourite climbing gym is Boulder Barn."
     m.close()
