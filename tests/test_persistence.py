@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+import qdrant_edge as qe
 
 from mem_pipeline import NotFoundError
 from mem_pipeline.cli import main
+from mem_pipeline.store._edge_types import NO_VECTOR
 
 
 def test_save_reopen_scope_correct_delete(open_memory, store_path) -> None:
@@ -163,10 +165,14 @@ def test_compact_moves_the_store_to_disk_and_loses_nothing(open_memory, store_pa
         assert took == {}  # qdrant-client's embedded mode and a server manage their own segments
         return
     assert "mem_pipeline_facts" in took and all(s >= 0 for s in took.values())
-    # every payload index is on disk now, and reads are what they were
-    for shard in m.store.client._shards.values():
+    # every payload index is on disk now, every point of a payload-only collection carries the
+    # mark that lets the engine rewrite its segments, and reads are what they were
+    unmarked = qe.CountRequest(exact=True, filter=qe.Filter(must_not=[qe.HasVectorCondition(NO_VECTOR)]))
+    for name, shard in m.store.client._shards.items():
         indexes = shard.info().payload_schema.values()
         assert all(info.params is not None and info.params.on_disk for info in indexes)
+        if name in ("mem_pipeline_links", "mem_pipeline_events"):
+            assert shard.count(qe.CountRequest(exact=True)) > 0 and shard.count(unmarked) == 0
     assert [[h.id for h in m.search(q, user_id=u).hits] for q, u in questions] == before
     # a write after compaction lands (in memory) beside the compacted segment, and both survive
     res = m.add("I switched to oat milk.", user_id="ana")

@@ -34,8 +34,11 @@ the lexical index, payload indexes, ids), so private memory grows with the store
 (:meth:`EdgeClient.compact`, ``Memory.compact``) rewrites each collection into segments kept in
 memory-mapped files (``ON_DISK``: the page cache holds them, shared and reclaimable) with its
 payload indexes on disk too; segments written after it are in memory again until the next
-one. The engine's ``optimize()`` holds the interpreter lock while it runs, so a compaction
-stalls the process: it is maintenance, run when the store is quiet, never on the write path.
+one. The engine only rewrites a segment that holds vectors, so the points of a payload-only
+collection (links, history, journal) are first given a one-entry mark in their placeholder
+sparse vector (never read back: ``out_vector`` drops it). The engine's ``optimize()`` holds
+the interpreter lock while it runs, so a compaction stalls the process: it is maintenance, run
+when the store is quiet, never on the write path.
 """
 
 from __future__ import annotations
@@ -209,6 +212,8 @@ class EdgeClient:
             max_search_threads=self._search_threads,
             payload_memory=qe.Memory.Cached,
             id_tracker_memory=ON_DISK,
+            # optimize() (compaction only) rewrites any segment holding vectors, however few
+            optimizers=qe.EdgeOptimizersConfig(indexing_threshold=1),
             hnsw_config=qe.HnswIndexConfig(m=0, ef_construct=100, full_scan_threshold=10_000, memory=ON_DISK),
         )
 
@@ -292,6 +297,23 @@ class EdgeClient:
         self._shard(collection_name).update(qe.UpdateOperation.create_field_index(field_name, schema))
 
     # -- maintenance --------------------------------------------------------------------------
+    @staticmethod
+    def _mark(shard: Shard, batch: int = 5000) -> None:
+        """Give every point of a payload-only collection that lacks it the placeholder vector's
+        mark, so that the engine's optimiser takes its segments (see the module docstring)."""
+        unmarked = qe.Filter(must_not=[qe.HasVectorCondition(NO_VECTOR)])
+        while True:
+            recs, _ = shard.scroll(
+                qe.ScrollRequest(limit=batch, filter=unmarked, with_payload=False, with_vector=False)
+            )
+            if not recs:
+                return
+            shard.update(
+                qe.UpdateOperation.update_vectors(
+                    [qe.PointVectors(r.id, {NO_VECTOR: qe.SparseVector([0], [1.0])}) for r in recs]
+                )
+            )
+
     def compact(self) -> dict[str, float]:
         """Rewrite every collection into segments kept on disk (see the module docstring):
         payload indexes made before they were created on disk are recreated so, then the
@@ -301,6 +323,9 @@ class EdgeClient:
         with self._guard:
             for name, shard in self._shards.items():
                 t0 = time.perf_counter()
+                spec = self._meta.get(name, {})
+                if not spec.get("dense") and not spec.get("sparse"):
+                    self._mark(shard)
                 for field, info in shard.info().payload_schema.items():
                     params = info.params
                     if params is not None and getattr(params, "on_disk", None):
