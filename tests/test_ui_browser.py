@@ -6,7 +6,9 @@ Marked ``browser``; skipped, saying why, where the ``playwright`` package or a C
 missing (``pip install -e ".[ui-test]"``; ``apt-get install chromium``). Playwright never
 downloads a browser here: it launches the system's (``MEM_PIPELINE_CHROMIUM``, else
 ``chromium`` / ``chromium-browser`` / ``google-chrome`` on the PATH). Each page is saved as a
-screenshot under ``eval/results/ui/``.
+screenshot in ``MEM_PIPELINE_UI_SHOTS`` (default: ``mem_pipeline_ui_shots`` in the temporary
+directory, so that a test run leaves the checkout as it was); the README's pictures are
+refreshed with ``MEM_PIPELINE_UI_SHOTS=eval/results/ui pytest -m browser``.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -37,7 +40,7 @@ from mem_pipeline.service import create_app  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
-SHOTS = Path(__file__).resolve().parent.parent / "eval" / "results" / "ui"
+SHOTS = Path(os.environ.get("MEM_PIPELINE_UI_SHOTS") or Path(tempfile.gettempdir()) / "mem_pipeline_ui_shots")
 HOSTILE = [
     "<script>window.__pwned = 1</script> my cat is called Tom",
     '<img src=x onerror="window.__pwned = 2; alert(2)"> I drink green tea',
@@ -189,6 +192,7 @@ class Tab:
         return str(self.page.inner_text("#view"))
 
     def shot(self, name: str) -> None:
+        SHOTS.mkdir(parents=True, exist_ok=True)
         self.page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
 
     def assert_clean(self) -> None:
