@@ -65,7 +65,8 @@ def split_compound(sentence: str) -> list[str]:
     parts = [p.strip(" ,;") for p in _COMPOUND.split(sentence) if p and p.strip(" ,;")]
     if len(parts) < 2 or any(len(tokens(p)) < 2 for p in parts):
         return [sentence]
-    if not _CLAUSE_VERB.search(parts[0]) and re.match(rf"{re.escape(parts[0])}\s+and\s", sentence, re.I):
+    first = _COMPOUND.search(sentence)
+    if first is not None and first.group().strip().lower() == "and" and not _CLAUSE_VERB.search(parts[0]):
         return [sentence]
     out = []
     for p in parts:

@@ -16,9 +16,9 @@ The rules, in order (:func:`decide`; each decision says which rule made it):
 4. **Related** (cosine >= ``related_threshold``) with a correction cue ("actually", "moved",
    "no longer"...): SUPERSEDE the nearest related fact.
 5. **A change of the same thing**: a statement that says something changed or ended ("these
-   days", "now", "gone off", "changed my mind", "left", "sold", "cancelled") and shares a topic word with a
-   stored fact of cosine >= 0.4 ("cold brew ... flat whites feel too milky now" after "my
-   go-to coffee is a flat white"), or a name with one of cosine >= 0.3 ("Left Google in
+   days", "now", "gone off", "changed my mind", "left", "sold", "cancelled") and shares a
+   topic word with a stored fact of cosine >= 0.4 ("cold brew ... flat whites feel too milky
+   now" after "my go-to coffee is a flat white"), or a name with one of cosine >= 0.3 ("Left Google in
    September" after "I work at Google"), SUPERSEDEs the nearest such fact of the same person
    (their names are neither topic nor shared names). "New", "started" and "again" are not
    cues here: "Jon started learning marketing tools" does not end "Jon got mentored". Without a cue the
