@@ -5,8 +5,9 @@ from datetime import datetime, timezone
 from mem_pipeline.models import Category, Message
 from mem_pipeline.text.phrases import candidate_phrases, normalize_concept
 from mem_pipeline.text.voice import conflicting_specifics
+from mem_pipeline.write.categories import guess_category
 from mem_pipeline.write.ground import ground
-from mem_pipeline.write.offline import OfflineExtractor, guess_category
+from mem_pipeline.write.offline import OfflineExtractor
 
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -110,7 +111,7 @@ def test_a_bare_number_is_grounded_only_by_the_same_number() -> None:
 
 
 def test_categories_by_what_the_fact_is_about() -> None:
-    from mem_pipeline.write.offline import category_of
+    from mem_pipeline.write.categories import category_of
 
     cases = {
         "I'm a wedding photographer, so weekends are gone.": Category.WORK,

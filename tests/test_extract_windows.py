@@ -138,6 +138,29 @@ def test_a_plain_chat_keeps_the_user() -> None:
     assert "[2] Assistant: How exciting!" in llm.prompts[0] and 'Start it with "The user"' in llm.prompts[0]
 
 
+def test_the_rules_outrank_the_models_category_and_leave_it_what_they_cannot_tell() -> None:
+    msgs = [
+        Message(role="user", content="I hate mushrooms, I will never order them."),
+        Message(role="user", content="I've been learning Portuguese for a year."),
+        Message(role="user", content="The blue one was nicer."),
+    ]
+    reply = {
+        "facts": [
+            {
+                "text": "The user hates mushrooms and will never order them.",
+                "lines": [1],
+                "category": "health",
+            },
+            {"text": "The user has been learning Portuguese for a year.", "lines": [2], "category": "work"},
+            {"text": "The user found the blue one nicer.", "lines": [3], "category": "preference"},
+        ]
+    }
+    got = [f.category.value for f in LLMExtractor(Scripted([reply])).extract(msgs, WHEN).facts]  # type: ignore[arg-type]
+    assert got == ["preference", "skill", "preference"]  # the last: no rule matches, the model's
+    trusting = LLMExtractor(Scripted([reply]), rule_categories=False)  # type: ignore[arg-type]
+    assert [f.category.value for f in trusting.extract(msgs, WHEN).facts] == ["health", "work", "preference"]
+
+
 def test_a_failed_window_does_not_lose_the_others() -> None:
     msgs = _chat(60)
     fail = LLMRetryError("the LLM gave no valid ExtractionOutput", attempts=3, last_output="{")

@@ -1,6 +1,7 @@
 """The category a fact's slot tells (``text.slots``): where one lives is biography, one's job
 work, one's diet a preference (health when it is medical), someone else's attribute a
-relationship. Shared by the offline rules (``write.offline.category_of``) and the LLM path,
+relationship; then keyword rules, the first that matches. Shared by the offline extractor and
+the LLM path,
 where a slot the rules recognise outranks the model's label."""
 
 from __future__ import annotations
@@ -8,9 +9,9 @@ from __future__ import annotations
 import re
 
 from ..models import Category
-from ..text.slots import slot_of
+from ..text.slots import PROFESSIONS, slot_of
 
-__all__ = ["slot_category"]
+__all__ = ["category_of", "guess_category", "slot_category"]
 
 # a diet for medical reasons is health; one chosen for ethics or taste, a preference
 _MEDICAL = re.compile(r"\b(allerg\w*|intoleran\w*|coeliac|celiac|diabet\w*|doctor|medical|ibs|crohn)", re.I)
@@ -35,3 +36,110 @@ def slot_category(text: str, speaker: str = "the user") -> Category | None:
     if slot.family == "diet":
         return Category.HEALTH if _MEDICAL.search(text) else Category.PREFERENCE
     return _BY_SLOT.get(slot.family)
+
+
+_WORKS_AS = re.compile(
+    rf"\b(?:i['’]?m|i am|works? as|worked as|working as|job as|became|is) an? (?:[\w-]+ ){{0,2}}"
+    rf"(?:{PROFESSIONS})s?\b",
+    re.IGNORECASE,
+)
+
+_KIN = (
+    r"wife|husband|partner|girlfriend|boyfriend|son|daughter|mother|father|parent|mom|mum|dad|sister|"
+    r"brother|twin|cousin|aunt|uncle|niece|nephew|in-law|colleague|neighbou?r|roommate|flatmate|"
+    r"stepson|stepdaughter"
+)
+
+# Category rules: the first rule whose pattern matches wins. Transparent on purpose.
+_CATEGORY_RULES: list[tuple[Category, re.Pattern[str]]] = [
+    (Category.WORK, _WORKS_AS),
+    (
+        Category.HEALTH,
+        re.compile(
+            r"\b(allerg\w*|asthma|diabet\w*|doctor|medication|medicine|pills?|injur\w*|sick|ill"
+            r"|illness|therapy|therapist|surgery|pain|migraine\w*|vegan|vegetarian|gluten|lactose"
+            r"|diet|blood|pregnan\w*|hospital|symptom\w*|sleep|insomnia|anxiety|depress\w*|sprain\w*"
+            r"|coeliac|celiac|intoleran\w*|diagnos\w*|fractur\w*|concussion|physio\w*|crutches|stitches|epipen|inhaler|(?:broke|broken|twisted|"
+            r"dislocated|pulled|tore|torn|hurt) (?:my |his |her |a )?(?:wrist|ankle|arm|leg|knee|back"
+            r"|shoulder|hip|finger|toe|foot|hand|collarbone|rib|neck|hamstring|acl))\b",
+            re.I,
+        ),
+    ),
+    (
+        Category.PLAN,
+        re.compile(
+            r"\b(plan(ning)? to|going to|gonna|will(?! never)|want to|wants to|hope to|intend\w*|next "
+            r"(week|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|tomorrow"
+            r"|goal|aim to|schedul\w*|appointment|deadline|someday|soon"
+            r"|i['’]?m (?:flying|travel+ing|heading|driving|off|going) to)\b",
+            re.I,
+        ),
+    ),
+    (
+        Category.RELATIONSHIP,
+        re.compile(
+            rf"\b({_KIN}|kids?|children|sibling\w*|friend\w*|grandm\w*|grandp\w*|married|divorc\w*"
+            r"|dating|fianc\w*|family"
+            # several of one's own ("my twin sisters"), not anyone's ("her neighbours")
+            rf"|(?:my|our)\s+(?:[\w-]+\s+)?(?:{_KIN})s|(?:my|our)\s+(?:[\w-]+\s+)?wives)\b",
+            re.I,
+        ),
+    ),
+    (
+        Category.WORK,
+        re.compile(
+            r"\b(work(ing)? (at|for|as|on)|job|employer|boss|manager|company|startup|office|career"
+            rf"|project|client|team|{PROFESSIONS}|salary|promot\w*|hired|retired|retirement"
+            r"|intern\w*|freelanc\w*|colleagues?|meeting)\b",
+            re.I,
+        ),
+    ),
+    (
+        Category.PREFERENCE,
+        re.compile(
+            r"\b(love|loves|(?<!runs )(?<!looks )(?<!feels )(?<!seems )(?<!sounds )like(?! new\b)|likes"
+            r"|enjoy\w*|prefer\w*|favou?rite|hate|hates|dislike\w*|can't stand"
+            r"|fan of|into|adore|rather|fond of|crave|obsessed)\b",
+            re.I,
+        ),
+    ),
+    (
+        Category.SKILL,
+        re.compile(
+            r"\b(learn\w*|speak\w*|fluent|know how|can (code|cook|play|speak|drive|swim)|skill\w*"
+            r"|certified|degree|studying|practic\w*|course|lessons?)\b",
+            re.I,
+        ),
+    ),
+    (
+        Category.EVENT,
+        re.compile(
+            r"\b(yesterday|last (week|month|year|night|weekend)|ago|went to|visited|attended|ran|won"
+            r"|finished|graduated|celebrated|moved|bought|got (married|engaged|promoted)|in (19|20)\d\d)\b",
+            re.I,
+        ),
+    ),
+    (
+        Category.BIOGRAPHY,
+        re.compile(
+            r"\b(i am|i'm|born|years old|grew up|live[sd]? in|from|my name|nationality|citizen"
+            r"|hometown|native|lives?|age)\b",
+            re.I,
+        ),
+    ),
+]
+
+
+def guess_category(text: str) -> Category:
+    """The first category whose keyword rule matches; ``other`` when none does."""
+    for cat, pattern in _CATEGORY_RULES:
+        if pattern.search(text):
+            return cat
+    return Category.OTHER
+
+
+def category_of(text: str, speaker: str = "the user") -> Category:
+    """The category of a fact, by what it is about first (:func:`slot_category`: where one
+    lives -> biography, one's job -> work, a diet -> preference, or health when it is medical),
+    then by the keyword rules (:func:`guess_category`). ``speaker``: whom the first person is."""
+    return slot_category(text, speaker) or guess_category(text)
