@@ -288,3 +288,7 @@ def test_an_item_saying_the_stale_value_ended_is_not_stale() -> None:
     assert ended["stale_in_block"] is False
     still = judge_probe(probe, "I work at Deloitte.", ["I work at Deloitte."])
     assert still["stale_in_block"] is True and still["rank1_ok"] is False
+    gym = {"query": "Where do I exercise?", "expect_top": ["swim"], "stale": ["PureGym"]}
+    for item in ("I cancelled my PureGym membership.", "PureGym didn't work out."):
+        assert judge_probe(gym, "I swim now.", ["I swim now.", item])["stale_in_block"] is False
+    assert judge_probe(gym, "I swim now.", ["I swim now.", "I go to PureGym."])["stale_in_block"] is True
