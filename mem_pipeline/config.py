@@ -186,6 +186,13 @@ class MemoryConfig(BaseModel):
     # R@10 .865 -> .869, MRR .677 -> .705); hand-written set MRR .611 -> .621 (temporal MRR
     # .833 -> .869), recall at 5/10/20 unchanged.
     when_boost: float = Field(default=0.2, ge=0, le=1)
+    # a stored fact (not a turn) that says something ended ("I've gone off Arctic Monkeys", "I
+    # cancelled my PureGym membership": ``text.slots.says_ended``) tells history: for a question
+    # to the asker about their present (``text.slots.asks_now``) such facts come after the others
+    # (``read.rank.history_last``), so that what still holds comes first ("who is my favourite
+    # band?"), and so do the turns only such facts come from. Behaviour sets and LoCoMo:
+    # eval/README.md, "What ended".
+    history_last: bool = True
     # a query that asks for a name ("Where...", "Which city / book / game...":
     # ``_text.asks_name``) multiplies by 1 + name_boost the relevance of what names something
     # other than the conversation's speakers (a capitalised word inside a sentence, a quoted

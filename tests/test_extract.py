@@ -128,6 +128,32 @@ def test_categories_by_what_the_fact_is_about() -> None:
         assert category_of(text) == want, text
 
 
+def test_an_ending_without_the_current_value_and_questions_about_now() -> None:
+    from mem_pipeline.text.slots import asks_now, says_ended
+
+    for ended in (
+        "I've gone off Arctic Monkeys.",
+        "I cancelled my gym membership.",
+        "Running didn't work out.",
+        "I quit my job at Deloitte.",
+    ):
+        assert says_ended(ended), ended
+    for holds in (
+        "I'm done with beach holidays, it's city breaks for me now.",
+        "I love Fontaines D.C.",
+        "The new place is rented through Habito, so he isn't my landlord anymore.",
+    ):
+        assert not says_ended(holds), holds
+    assert asks_now("Which band do I like?") and asks_now("where do I work")
+    for other in (
+        "What did I use to eat?",
+        "Did I quit?",
+        "Am I still at Deloitte?",
+        "Where does Caroline live?",
+    ):
+        assert not asks_now(other), other
+
+
 def test_the_slot_a_question_asks_about() -> None:
     from mem_pipeline.text.slots import asked_slot
 

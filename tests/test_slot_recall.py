@@ -57,3 +57,34 @@ def test_two_configs_are_refused(tmp_path: Path) -> None:
     cfg = MemoryConfig(path=str(tmp_path / "s"))
     with pytest.raises(TypeError, match="two configs"):
         Memory(cfg, config=cfg)
+
+
+@pytest.mark.parametrize(
+    ("said", "question", "current"),
+    [
+        (("I've gone off Radiohead.", "Big fan of Fontaines D.C."), "Which band do I like?", "Fontaines"),
+        (
+            ("I cancelled my Netflix subscription.", "I watch everything on Mubi."),
+            "Which streaming service do I use?",
+            "Mubi",
+        ),
+    ],
+)
+def test_what_ended_comes_after_what_holds_for_a_question_about_now(
+    tmp_path: Path, said: tuple[str, str], question: str, current: str
+) -> None:
+    firsts = {}
+    for on in (False, True):
+        with Memory(MemoryConfig(path=str(tmp_path / str(on)), history_last=on)) as m:
+            _say(m, *said)
+            hits = m.search(question, user_id="u", now=T0 + timedelta(days=1)).hits
+            assert len(hits) == 2 and hits[0].score >= hits[1].score
+            firsts[on] = hits[0].text
+    assert current not in firsts[False]  # the ending is the closer match: without the signal it wins
+    assert current in firsts[True]
+
+
+def test_a_question_about_the_past_still_gets_the_ending_first(memory: Memory) -> None:
+    _say(memory, "I've gone off Radiohead.", "Big fan of Fontaines D.C.")
+    hits = memory.search("Which band did I use to like?", user_id="u", now=T0 + timedelta(days=1)).hits
+    assert hits and "Radiohead" in hits[0].text

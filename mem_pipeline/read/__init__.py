@@ -30,7 +30,7 @@ from ..text.phrases import about_person
 from .associate import Reach, pick, reach
 from .hits import hit_of, score_parts
 from .query import Query, analyse
-from .rank import Ranked, boost_by_concepts, confidence, fill_scores, fold, rank, sets_slot
+from .rank import Ranked, boost_by_concepts, confidence, fill_scores, fold, history_last, rank, sets_slot
 
 __all__ = ["Reader"]
 
@@ -122,6 +122,8 @@ class Reader:
                 ranked = boost_by_concepts(ranked, boost, cfg.concept_boost)
             about = about_person(q.text, bool(q.named)) or bool(qc)
             ranked = self._relevant(ranked, about, floor, 3 * limit, q.slot)
+            if cfg.history_last and q.asks_now:
+                ranked = history_last(ranked)
             hits = [_hit(r, folded) for r, folded in fold(ranked, limit)]
             if hits and reinforce:  # the caller says it will use them (a recall alone does not)
                 by_id = {c.id: c for c in cands}

@@ -10,7 +10,7 @@ from ..models import Scope
 from ..text.dates import asks_when, date_ranges
 from ..text.lexical import sparse_query
 from ..text.phrases import asks_name, name_tokens, without_names
-from ..text.slots import asked_slot
+from ..text.slots import asked_slot, asks_now
 
 __all__ = ["Query", "analyse", "dense_query"]
 
@@ -39,6 +39,8 @@ class Query:
     grams: tuple[str, ...] = ()
     #: the slot the question asks about ("the user/residence"; ``text.slots.asked_slot``)
     slot: str | None = None
+    #: whether it asks the asker about their present (``text.slots.asks_now``)
+    asks_now: bool = False
 
 
 def analyse(parts: Parts, scope: Scope, text: str, at: datetime, *, use_concepts: bool) -> Query:
@@ -65,6 +67,7 @@ def analyse(parts: Parts, scope: Scope, text: str, at: datetime, *, use_concepts
         concepts=found,
         grams=tuple(rest),
         slot=asked_slot(text) if cfg.slot_boost else None,
+        asks_now=asks_now(text),
     )
 
 

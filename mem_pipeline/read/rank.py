@@ -22,7 +22,7 @@ from ..store._payload import kind_of
 from ..text.dates import says_when
 from ..text.lexical import content_words
 from ..text.phrases import names_something
-from ..text.slots import slot_of
+from ..text.slots import says_ended, slot_of
 
 __all__ = [
     "DATE_SLACK",
@@ -185,6 +185,29 @@ def rank(
     return out
 
 
+def history_last(ranked: Sequence[Ranked]) -> list[Ranked]:
+    """For a question about the present: the stored facts that say something ended ("I've gone
+    off Arctic Monkeys", "I cancelled my PureGym membership": ``text.slots.says_ended``), and the
+    turns only such facts come from, after the other candidates, in their own order, each scored
+    at most as the last candidate before them (pure). Other turns stay where they rank. Not a
+    factor: the scaled relevance of the least similar of two candidates is 0, so no weight could
+    put "Big fan of Fontaines D.C." above the band the user has gone off."""
+    ended = {r.id for r in ranked if r.cand.kind == "fact" and _ended(r.text)}
+    if not ended:
+        return list(ranked)
+    citing: dict[str, set[str]] = {}
+    for r in ranked:
+        if r.cand.kind == "fact":
+            for t in r.cand.payload.get("sources") or ():
+                citing.setdefault(t, set()).add(r.id)
+    later = ended | {t for t, facts in citing.items() if facts <= ended}
+    now = [r for r in ranked if r.id not in later]
+    if not now:
+        return list(ranked)
+    cap = now[-1].score
+    return now + [replace(r, score=min(r.score, cap)) for r in ranked if r.id in later]
+
+
 def sets_slot(payload: Mapping[str, Any], slot: str) -> bool:
     """Whether a valid fact sets ``slot`` to a value, as a question about the slot asks ("I
     quit my job" tells that a value ended, not what it is now)."""
@@ -223,6 +246,11 @@ def strength(
 @lru_cache(maxsize=32768)
 def _says_when(text: str) -> bool:
     return says_when(text)
+
+
+@lru_cache(maxsize=32768)
+def _ended(text: str) -> bool:
+    return says_ended(text)
 
 
 @lru_cache(maxsize=32768)

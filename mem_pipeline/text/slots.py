@@ -26,8 +26,10 @@ __all__ = [
     "SINGLE_VALUED",
     "Slot",
     "asked_slot",
+    "asks_now",
     "changes",
     "is_attribute",
+    "says_ended",
     "slot_of",
 ]
 
@@ -227,3 +229,41 @@ def is_attribute(text: str) -> bool:
 def changes(text: str) -> bool:
     """Whether ``text`` says that something changed or was corrected."""
     return bool(CHANGE_CUE.search(text))
+
+
+#: Wordings that say something is over, whatever it was ("I've gone off Arctic Monkeys",
+#: "cancelled my gym membership", "Barcelona didn't work out"), beyond a slot's own (_STOPPED).
+_ENDED = re.compile(
+    r"\b(?:gone off|went off|done with|over (?:it|them)|got rid of|sold (?:my|the|our)|"
+    r"cancell?ed|didn['’]t (?:work out|last)|not into|no more|ex-)",
+    re.IGNORECASE,
+)
+#: A question about the past, or about something ending ("what did I use to...", "did I quit").
+_PAST = re.compile(
+    r"\b(?:did|was|were|used to|use to|before|ago|last|ever|previous\w*|old|former\w*|quit|"
+    r"stop\w*|cancel\w*|gave up|give up|leave|left|anymore|any more|longer|still|history)\b",
+    re.IGNORECASE,
+)
+
+
+#: What says the current value next to an ending ("it's city breaks for me now", "the new
+#: place", "I swim instead").
+_CURRENT = re.compile(
+    r"\b(?:now|instead|these days|nowadays|currently|new|switched to|moved (?:to|in)|started)\b",
+    re.IGNORECASE,
+)
+
+
+def says_ended(text: str) -> bool:
+    """Whether ``text`` only says that something stopped or is over ("I quit my job", "I've
+    gone off Arctic Monkeys", "Barcelona didn't work out"): history, not the current state. A
+    statement that also gives what holds now ("I'm done with beach holidays, it's city breaks
+    for me now") is not."""
+    return bool(_STOPPED.search(text) or _ENDED.search(text)) and not _CURRENT.search(text)
+
+
+def asks_now(question: str) -> bool:
+    """Whether a question asks the asker about their present ("which band do I like?"), not
+    about the past or an ending ("what did I use to eat?", "did I quit?", "am I still at
+    Deloitte?"), where a statement of an ending may be the answer, nor about someone else."""
+    return bool(_ASKER.search(question)) and not _PAST.search(question)
