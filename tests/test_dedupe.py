@@ -126,3 +126,16 @@ def test_how_the_user_wants_answers_is_one_setting_replaced_whole(mem, clock) ->
     # telling a story about an answer is no setting
     res = mem.add("I gave a detailed answer to my boss.", user_id="u")
     assert res.count("ADD") == 1
+
+
+def test_a_new_title_keeps_the_employer_it_does_not_name(mem, clock) -> None:
+    (old,) = mem.add("I'm a junior analyst at Barclays, in the risk team.", user_id="u").ids
+    clock.advance(days=200)
+    res = mem.add("I'm a senior analyst now.", user_id="u")
+    assert res.count("SUPERSEDE") == 1 and res.events[0].previous_id == old
+    facts = {f.text for f in mem.get_all(user_id="u", kind="fact")}
+    assert facts == {"I'm employed at Barclays, in the risk team.", "I'm a senior analyst now."}
+    # a new title at a new employer keeps nothing of the old one
+    clock.advance(days=200)
+    mem.add("I'm a data scientist at Monzo now.", user_id="u")
+    assert not any("Barclays" in f.text for f in mem.get_all(user_id="u", kind="fact"))

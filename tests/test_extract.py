@@ -169,6 +169,7 @@ def test_the_slot_a_question_asks_about() -> None:
 
 
 def test_remainder_keeps_the_clauses_a_correction_does_not_touch() -> None:
+    import functools
     import re
 
     from mem_pipeline.write.reconcile import _sets, remainder
@@ -186,6 +187,16 @@ def test_remainder_keeps_the_clauses_a_correction_does_not_touch() -> None:
     assert remainder("I live in Toronto with my wife Priya.", residence) == "My wife Priya."
     assert remainder("I live in Madrid, near Retiro park.", residence) is None  # one clause: replaced whole
     assert remainder("I live in Lisbon.", residence) is None
+    work = functools.partial(_sets, family="work")
+    assert (
+        remainder("I'm a junior developer at Spotify, on the payments team.", work, workplace=True)
+        == "I'm employed at Spotify, on the payments team."
+    )
+    assert (
+        remainder("The user is a nurse at St Mary's.", work, workplace=True)
+        == "The user is employed at St Mary's."
+    )
+    assert remainder("I'm a junior developer.", work, workplace=True) is None  # no employer to keep
     pune = re.compile(r"\bpune\b", re.I)
     assert (
         remainder("i'm a pharmacist in pune, been doing it 6 yrs now", lambda c: bool(pune.search(c)), "pune")

@@ -42,7 +42,7 @@ from typing import Literal, Protocol
 from ..llm import LLMClient, render_prompt
 from ..models import ExtractedFact, ReconcileBatch, StoredFact
 from ..text.lexical import STOPWORDS, content_words, stem
-from ..text.slots import Slot, changes, slot_of
+from ..text.slots import PROFESSIONS, Slot, changes, slot_of
 from ..text.smalltalk import FIRST_PERSON
 from ..text.voice import conflicting_specifics, third_person
 
@@ -123,6 +123,10 @@ def decide(
                 # "I no longer eat meat" ends "big fan of steak" too, which no rule can tell; and
                 # every clause of how one wants answers ("short, bullet points") is about them
                 return d
+            if slot.family == "work" and _TITLE.search(text) and not _WORKPLACE.search(text):
+                # "I'm a senior developer now" after "I'm a junior developer at Spotify": a new
+                # title, the same employer ("Got promoted")
+                return _keeping(d, lambda clause: _sets(clause, slot.family), workplace=True)
             return _keeping(d, lambda clause: _sets(clause, slot.family))
     for name in [*_NEGATED.findall(text), *_NOT_ANYMORE.findall(text)]:
         word = re.compile(rf"\b{re.escape(name)}\b", re.IGNORECASE)
@@ -261,14 +265,26 @@ _PLACE = r"(?:in|at|from|near|to)\s+(?:the\s+)?"
 _MODIFIER = re.compile(r"(?:in|at|on|near|from|for|by|to|since|until|after|before|around)\b", re.I)
 
 
-def remainder(text: str, touched: Callable[[str], bool], value: str | None = None) -> str | None:
+#: A job title said of oneself ("I'm a senior developer", "I am the lead nurse").
+_TITLE = re.compile(
+    rf"\b(?:i['’]?m|i am|the user is) (?:an?|the) (?:[\w-]+ ){{0,2}}(?:{PROFESSIONS})\b", re.I
+)
+#: Where one works, as a named place and what qualifies it ("at Spotify, on the payments team").
+_WORKPLACE = re.compile(r"\b(?:at|for|with) (?:the )?[A-Z][\w&'’.-]*(?: [A-Z][\w&'’.-]*)*.*$")
+
+
+def remainder(
+    text: str, touched: Callable[[str], bool], value: str | None = None, *, workplace: bool = False
+) -> str | None:
     """What a stored fact still says once the clauses a correction ``touched`` are taken out
     (pure): "I'm 43 and just started learning to skateboard" corrected to 34 keeps "Just started
     learning to skateboard". With the corrected ``value`` (a name a statement negates: "not in
     pune anymore"), a touched clause keeps what it says without the place phrase ("i'm a
     pharmacist in pune" -> "i'm a pharmacist"). None when nothing is left that says something
     (two content words, or one in the first person), or nothing was touched: the fact is
-    replaced whole."""
+    replaced whole. With ``workplace`` (a new job title that names no employer), a touched
+    clause keeps where it says one works: "I'm a junior developer at Spotify, on the payments
+    team" -> "I'm employed at Spotify, on the payments team"."""
     clauses: list[str] = []
     for c in (c.strip(" ,;.") for c in _CLAUSE.split(text)):
         if c and clauses and _MODIFIER.match(c):
@@ -281,6 +297,12 @@ def remainder(text: str, touched: Callable[[str], bool], value: str | None = Non
             kept.append(clause)
             continue
         touched_any = True
+        place = _WORKPLACE.search(clause) if workplace else None
+        if place is not None:
+            who = re.match(r"\s*(.+?)\s+(?:is|was|'s)\s", clause[: place.start()])
+            said = f"{who.group(1)} is" if who and not FIRST_PERSON.match(who.group(1)) else "I'm"
+            kept.append(f"{said} employed " + re.sub(r"^with\b", "at", place.group()))
+            continue
         if value is not None:
             rest = re.sub(rf"\s*{_PLACE}{re.escape(value)}\b(?:\s+[A-Z][\w'’-]*)*", "", clause, flags=re.I)
             if (
@@ -307,13 +329,15 @@ def _says_something(clause: str) -> bool:
     return len(words) >= 2 or (len(words) == 1 and bool(FIRST_PERSON.search(clause)))
 
 
-def _keeping(d: Decision, touched: Callable[[str], bool], value: str | None = None) -> Decision:
+def _keeping(
+    d: Decision, touched: Callable[[str], bool], value: str | None = None, *, workplace: bool = False
+) -> Decision:
     """``d`` (a SUPERSEDE), with what each fact it replaces keeps (:func:`remainder`)."""
     keep = []
     for f in (d.target, *d.also):
         if f is None or ((s := slot_of(f.text)) is not None and s.stopped):
             continue  # "Quit keto, eating carbs again": a statement of change is all about its slot
-        rest = remainder(f.text, touched, value)
+        rest = remainder(f.text, touched, value, workplace=workplace)
         if rest is not None:
             keep.append((f.id, f.text, rest))
     return replace(d, keep=tuple(keep)) if keep else d
