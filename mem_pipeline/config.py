@@ -140,7 +140,10 @@ class MemoryConfig(BaseModel):
     # taken from them twice)
     extract_overlap: int = Field(default=2, ge=0, le=10)
     # user turns the LLM took no fact from are read by the offline rules too (a small model
-    # passes over "pescatarian btw"); their facts count in ``AddResult.backfilled``
+    # passes over "pescatarian btw"); their facts count in ``AddResult.backfilled``. A model
+    # fact that says a turn without the change it tells ("now", "no longer", "correction") is
+    # replaced by the rules' statement of it (``AddResult.replaced``), so that reconciliation
+    # sees the cue
     extract_backfill: bool = True
 
     # dedupe / reconcile

@@ -282,6 +282,9 @@ class AddResult(BaseModel):
     #: facts the offline rules took from user turns the LLM took no fact from
     #: (``MemoryConfig.extract_backfill``)
     backfilled: int = 0
+    #: the LLM's facts replaced by the rules' statement of the same turn, which says the change
+    #: ("now", "no longer", "correction") the model's wording left out
+    replaced: int = 0
     llm_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0

@@ -320,6 +320,28 @@ def test_the_offline_rules_backfill_what_the_model_passed_over() -> None:
     assert bare.backfilled == 0 and not any(f.origin == "offline" for f in bare.facts)
 
 
+def test_the_users_words_replace_a_model_fact_that_dropped_the_change_they_tell() -> None:
+    from mem_pipeline.write.offline import OfflineExtractor
+
+    msgs = [
+        Message(role="user", content="These days I'm all about cold brew, lattes feel too milky for me now."),
+        Message(role="user", content="I've switched to a standing desk."),
+    ]
+    reply = {
+        "facts": [
+            {"text": "The user likes cold brew and finds lattes too milky.", "lines": [1]},  # "now" lost
+            {"text": "The user has switched to a standing desk.", "lines": [2]},  # the cue kept
+        ]
+    }
+    out = LLMExtractor(Scripted([reply]), backfill=OfflineExtractor()).extract(msgs, WHEN)  # type: ignore[arg-type]
+    texts = [(f.text, f.origin) for f in out.facts]
+    assert ("These days I'm all about cold brew, lattes feel too milky for me now.", "offline") in texts
+    assert not any(t.startswith("The user likes cold brew") for t, _ in texts)
+    assert ("The user has switched to a standing desk.", None) in texts
+    assert not any("standing desk" in t and o == "offline" for t, o in texts)
+    assert out.replaced == 1
+
+
 def test_between_named_people_only_statements_about_the_speaker_are_backfilled() -> None:
     from mem_pipeline.write.offline import OfflineExtractor
 

@@ -179,6 +179,7 @@ class Writer:
         result.windows += extraction.windows
         result.regrounded += extraction.regrounded
         result.backfilled += extraction.backfilled
+        result.replaced += extraction.replaced
         facts = self._grounded(extraction.facts, msgs, result)
         for f in facts:
             f.concepts = [

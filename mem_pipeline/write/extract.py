@@ -12,8 +12,11 @@ rejected), names the person it is about, and has absolute dates (``text.dates``)
 
 A small model passes over some statements ("pescatarian btw"): with a ``backfill`` extractor
 (the offline rules, by default), its facts that no grounded fact of the model says are kept
-too (:meth:`LLMExtractor._backfill`). A fact that cites only small talk ("all good, just
-procrastinating lol") is dropped.
+too (:meth:`LLMExtractor._backfill`); and where the model said a statement without the change
+it tells ("now", "no longer", "correction": "These days I'm all about cold brew" -> "The user
+likes cold brew"), the statement in the user's words replaces the model's, since reconciliation
+needs the cue. A fact that cites only small talk ("all good, just procrastinating lol") is
+dropped.
 
 An answer cut off by the output limit keeps the facts it finished (``Completion.truncated``),
 and the window's lines after the last one those facts cite are read again in a window of their
@@ -37,11 +40,12 @@ from ..models import Category, ExtractedFact, ExtractionOutput, LLMFact, Message
 from ..text.dates import resolve_relative
 from ..text.lexical import content_words
 from ..text.phrases import candidate_phrases
-from ..text.slots import is_attribute
+from ..text.slots import changes, is_attribute, says_ended
 from ..text.smalltalk import is_small_talk
 from ..text.voice import in_person
 from .categories import category_of, slot_category
 from .ground import fact_sources, ground, support
+from .reconcile import has_correction_cue
 
 __all__ = [
     "Extraction",
@@ -73,6 +77,9 @@ class Extraction:
     regrounded: int = 0
     #: facts the fallback extractor took from user turns the LLM took none from
     backfilled: int = 0
+    #: model facts replaced by the rules' statement of the same turn, which tells a change the
+    #: model's wording left out
+    replaced: int = 0
     failed: list[tuple[list[int], LLMError]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -208,6 +215,11 @@ def rest_of(win: Window, cited: Sequence[int], overlap: int) -> list[Window]:
     return [Window(ctx + rest, len(ctx))]
 
 
+def _tells_change(text: str) -> bool:
+    """Whether a statement says that something changed, ended or is corrected."""
+    return changes(text) or has_correction_cue(text) or says_ended(text)
+
+
 _USER = re.compile(r"^(?:the\s+)?user\b('s)?", re.IGNORECASE)
 _LABEL = re.compile(r"^(?:\[\d+\]\s*)?[A-Z][\w .'-]{0,40}:\s+")
 
@@ -319,12 +331,13 @@ class LLMExtractor:
         are left out: they go to pending whole."""
         assert self.backfill is not None
         people = [m.name for m in messages if m.name]
-        said: dict[int, list[set[str]]] = {}
+        said: dict[int, list[tuple[set[str], ExtractedFact]]] = {}
         for f in result.facts:
             if ground(f.text, fact_sources(messages, f.source_turns), speakers=people) is None:
                 for i in f.source_turns:
-                    said.setdefault(i, []).append(set(content_words(f.text)))
+                    said.setdefault(i, []).append((set(content_words(f.text)), f))
         failed = {i for indexes, _ in result.failed for i in indexes}
+        dropped: set[int] = set()
         for fact in self.backfill.extract(messages, now).facts:
             if not fact.source_turns or failed & set(fact.source_turns):
                 continue
@@ -338,14 +351,24 @@ class LLMExtractor:
                 # "nut allergy, severe")
                 continue
             words = set(content_words(fact.text))
-            if any(
-                len(words & other) >= min(2, len(words)) or len(words & other) * 2 >= len(words)
+            same = [
+                f
                 for i in fact.source_turns
-                for other in said.get(i, [])
-            ):
+                for other, f in said.get(i, [])
+                if len(words & other) >= min(2, len(words)) or len(words & other) * 2 >= len(words)
+            ]
+            if same and not (_tells_change(fact.text) and not any(_tells_change(f.text) for f in same)):
                 continue  # the model said it already
+            # the model said it without the words that tell a change ("I no longer eat meat" ->
+            # "The user wants vegetarian recipes"; "these days I'm all about cold brew, flat
+            # whites feel too milky now" -> "The user likes cold brew"), which reconciliation
+            # needs to end the old fact: the user's own words replace the model's
+            dropped.update(id(f) for f in same)
             result.facts.append(fact.model_copy(update={"origin": "offline"}))
             result.backfilled += 1
+        if dropped:
+            result.facts = [f for f in result.facts if id(f) not in dropped]
+            result.replaced += len(dropped)
 
     def _fact(
         self,
