@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -145,6 +146,9 @@ class StoreBase:
         #: the fields of recently read facts (see ``_briefs``); 0 keeps none
         self.briefs = BriefCache(payload_cache)
         self._speakers: dict[tuple[Scope, int], list[str]] = {}  # see ``FactStore.speakers``
+        # the latest raw turns of a (scope, session), with the facts collection's write count
+        # they are current at (``FactStore.recent_raw``); an embedded store only
+        self._recent: OrderedDict[tuple[Scope, Any], tuple[int, int, list[dict[str, Any]]]] = OrderedDict()
         self.embedder_id = embedder_id
         self.dimensions = dimensions
         self.facts = f"{prefix}_facts"

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import itertools
 import json
 import logging
 import os
@@ -151,6 +152,9 @@ class EdgeClient:
         self._shards: dict[str, Shard] = {}
         self._bools: dict[str, set[str]] = {}  # see _bool_keys
         self._guard = threading.Lock()
+        # the tick of each collection's latest write (``writes``); ``next`` on a count is atomic
+        self._tick = itertools.count(1)
+        self._writes: dict[str, int] = {}
         #: WAL repairs made while opening (see ``_wal``): what was trimmed, where the copy is
         self.repairs: list[WalRepair] = []
         try:
@@ -224,6 +228,15 @@ class EdgeClient:
             fh.write(json.dumps(self._meta, indent=1, sort_keys=True))
         os.replace(tmp, self._meta_path)
 
+    def writes(self, collection_name: str) -> int:
+        """A number that changes with every write to the collection through this client (and
+        this client is the only writer: the store's lock file). A cache of what was read from
+        it is current while the number is the one it was kept with."""
+        return self._writes.get(collection_name, 0)
+
+    def _wrote(self, collection_name: str) -> None:
+        self._writes[collection_name] = next(self._tick)
+
     def _shard(self, name: str) -> Shard:
         try:
             return self._shards[name]
@@ -233,6 +246,7 @@ class EdgeClient:
     def delete_collection(self, collection_name: str) -> bool:
         """Close a collection's shard and set its directory aside (``<name>.damaged-<time>``,
         never deleted here: a repair rebuilds the collection beside it)."""
+        self._wrote(collection_name)
         with self._guard:
             shard = self._shards.pop(collection_name, None)
             if shard is None:
@@ -263,6 +277,7 @@ class EdgeClient:
         for vp in (vectors_config or {}).values():
             if vp.distance != models.Distance.COSINE:
                 raise StoreError("the edge engine is set up for cosine vectors only")
+        self._wrote(collection_name)
         spec = {
             "dense": {n: vp.size for n, vp in (vectors_config or {}).items()},
             "sparse": sorted(sparse_vectors_config or {}),
@@ -288,6 +303,7 @@ class EdgeClient:
         field_schema: models.PayloadSchemaType | models.KeywordIndexParams,
     ) -> None:
         schema: Any
+        self._wrote(collection_name)
         if field_schema == models.PayloadSchemaType.BOOL:  # filters use the 0/1 mirror
             field_name, field_schema = f"{BOOL_MIRROR}.{field_name}", models.PayloadSchemaType.INTEGER
         if isinstance(field_schema, models.KeywordIndexParams):
@@ -322,6 +338,7 @@ class EdgeClient:
         took: dict[str, float] = {}
         with self._guard:
             for name, shard in self._shards.items():
+                self._wrote(name)
                 t0 = time.perf_counter()
                 spec = self._meta.get(name, {})
                 if not spec.get("dense") and not spec.get("sparse"):
@@ -360,6 +377,7 @@ class EdgeClient:
                 self._save_meta()
 
     def upsert(self, collection_name: str, points: Sequence[models.PointStruct], wait: bool = True) -> None:
+        self._wrote(collection_name)
         pts, keys = [], set()
         for p in points:
             payload = with_bools(p.payload)
@@ -373,6 +391,7 @@ class EdgeClient:
         self, collection_name: str, payload: Mapping[str, Any], points: Sequence[str], wait: bool = True
     ) -> None:
         ids: list[qe.PointId] = [str(i) for i in points]
+        self._wrote(collection_name)
         shard = self._shard(collection_name)
         mirror = bools(payload)
         if mirror:
@@ -389,12 +408,14 @@ class EdgeClient:
         self, collection_name: str, points: Sequence[models.PointVectors], wait: bool = True
     ) -> None:
         pvs = [qe.PointVectors(str(p.id), vectors(p.vector)) for p in points]
+        self._wrote(collection_name)
         self._shard(collection_name).update(qe.UpdateOperation.update_vectors(pvs))
 
     def delete_vectors(
         self, collection_name: str, vectors: Sequence[str], points: models.PointIdsList, wait: bool = True
     ) -> None:
         op = qe.UpdateOperation.delete_vectors(list(ids_of(points)), list(vectors))
+        self._wrote(collection_name)
         self._shard(collection_name).update(op)
 
     def delete(
@@ -404,6 +425,7 @@ class EdgeClient:
         wait: bool = True,
     ) -> None:
         shard = self._shard(collection_name)
+        self._wrote(collection_name)
         if isinstance(points_selector, models.FilterSelector):
             flt = qe_filter(points_selector.filter)
             assert flt is not None

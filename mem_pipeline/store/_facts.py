@@ -62,7 +62,15 @@ class FactStore(StoreBase):
             self.briefs.put_many(briefs)
 
     def recent_raw(self, scope: Scope, session: Any, limit: int) -> list[dict[str, Any]]:
-        """The last ``limit`` raw turns of this scope (and session, when given), newest first."""
+        """The last ``limit`` raw turns of this scope (and session, when given), newest first.
+
+        On an embedded store (this process is its only writer), what the last add kept with
+        :meth:`keep_recent` is returned while no write to the facts collection came after it:
+        a chatbot adds the turns of a session one call at a time, and each call would read the
+        turns the one before it wrote."""
+        kept = self._kept_recent(scope, session, limit)
+        if kept is not None:
+            return kept
         conds: list[models.Condition] = [
             models.FieldCondition(key="origin", match=models.MatchValue(value="raw")),
             VALID,
@@ -80,6 +88,42 @@ class FactStore(StoreBase):
                 with_payload=True,
             )
         return [{"id": str(r.id), **(r.payload or {})} for r in recs]
+
+    def _facts_writes(self) -> int | None:
+        writes = getattr(self.client, "writes", None)
+        return None if writes is None else int(writes(self.facts))
+
+    def _kept_recent(self, scope: Scope, session: Any, limit: int) -> list[dict[str, Any]] | None:
+        entry = self._recent.get((scope, session))
+        if entry is None:
+            return None
+        at, depth, rows = entry
+        if at != self._facts_writes() or limit > depth:
+            del self._recent[(scope, session)]
+            return None
+        self._recent.move_to_end((scope, session))
+        return [{**r, "metadata": dict(r.get("metadata") or {})} for r in rows[:limit]]
+
+    #: how many (scope, session) views :meth:`keep_recent` keeps
+    _recent_views = 1024
+
+    def keep_recent(self, scope: Scope, session: Any, rows: Sequence[Mapping[str, Any]], depth: int) -> None:
+        """Keep ``rows`` (newest first, as :meth:`recent_raw` gives them, with what an add
+        wrote since) as the latest raw turns of ``(scope, session)``: all of them, or the
+        latest ``depth`` when there are more. Current at the facts collection's present write
+        count. Only on an embedded store: a server may have other writers this process never
+        hears of."""
+        at = self._facts_writes()
+        if at is None:
+            return
+        self._recent[(scope, session)] = (
+            at,
+            depth,
+            [{**r, "metadata": dict(r.get("metadata") or {})} for r in rows[:depth]],
+        )
+        self._recent.move_to_end((scope, session))
+        while len(self._recent) > self._recent_views:
+            self._recent.popitem(last=False)
 
     def set_lexical(self, fact_id: str, index_text: str, fields: Mapping[str, Any]) -> None:
         """Replace a fact's lexical vector and indexed text (turn context grew)."""

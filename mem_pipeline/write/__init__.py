@@ -164,6 +164,11 @@ class Writer:
                     )
                     ids[i] = str(events[0].id)
                     (result.events if raw else result.turns).extend(events)
+                # the next add of these sessions reads its neighbours from here, while nothing
+                # else writes to the store in between (``FactStore.keep_recent``)
+                depth = max(self.parts.config.context_window, 1)  # as ``place_turn`` reads
+                for session, rows in recent.items():
+                    self.parts.store.keep_recent(scope, session, rows, depth)
         return ids
 
     # -- facts --------------------------------------------------------------------------------
