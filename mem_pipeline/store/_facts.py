@@ -107,7 +107,7 @@ class FactStore(StoreBase):
     #: how many (scope, session) views :meth:`keep_recent` keeps
     _recent_views = 1024
 
-    def keep_recent(self, scope: Scope, session: Any, rows: Sequence[Mapping[str, Any]], depth: int) -> None:
+    def keep_recent(self, scope: Scope, session: Any, rows: Sequence[dict[str, Any]], depth: int) -> None:
         """Keep ``rows`` (newest first, as :meth:`recent_raw` gives them, with what an add
         wrote since) as the latest raw turns of ``(scope, session)``: all of them, or the
         latest ``depth`` when there are more. Current at the facts collection's present write
@@ -116,11 +116,7 @@ class FactStore(StoreBase):
         at = self._facts_writes()
         if at is None:
             return
-        self._recent[(scope, session)] = (
-            at,
-            depth,
-            [{**r, "metadata": dict(r.get("metadata") or {})} for r in rows[:depth]],
-        )
+        self._recent[(scope, session)] = (at, depth, list(rows[:depth]))  # copied when read
         self._recent.move_to_end((scope, session))
         while len(self._recent) > self._recent_views:
             self._recent.popitem(last=False)

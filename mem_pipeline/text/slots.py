@@ -22,6 +22,7 @@ from .lexical import content_words
 
 __all__ = [
     "CHANGE_CUE",
+    "OVER",
     "PROFESSIONS",
     "SINGLE_VALUED",
     "Slot",
@@ -231,11 +232,13 @@ def changes(text: str) -> bool:
     return bool(CHANGE_CUE.search(text))
 
 
-#: Wordings that say something is over, whatever it was ("I've gone off Arctic Monkeys",
-#: "cancelled my gym membership", "Barcelona didn't work out"), beyond a slot's own (_STOPPED).
+#: Wordings that say something is over, whatever it was ("I've gone off Arctic Monkeys", "not
+#: into it any more"): shared with the reconciler's change rule (``write.reconcile``).
+OVER = r"gone off|went off|done with|over (?:it|them)|got rid of|didn['’]t last|not into|no more"
+#: ... and those that say it here, beyond a slot's own (_STOPPED): "cancelled my gym
+#: membership", "Barcelona didn't work out".
 _ENDED = re.compile(
-    r"\b(?:gone off|went off|done with|over (?:it|them)|got rid of|sold (?:my|the|our)|"
-    r"cancell?ed|didn['’]t (?:work out|last)|not into|no more|ex-)",
+    rf"\b(?:{OVER}|sold (?:my|the|our)|cancell?ed|didn['’]t work out|ex-)",
     re.IGNORECASE,
 )
 #: A question about the past, or about something ending ("what did I use to...", "did I quit").

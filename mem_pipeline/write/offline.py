@@ -13,10 +13,10 @@ from ..text.lexical import split_sentences, tokens
 from ..text.phrases import candidate_phrases
 from ..text.smalltalk import is_statement
 from ..text.voice import in_person, strip_filler
-from .categories import category_of, guess_category
+from .categories import category_of
 from .extract import Extraction
 
-__all__ = ["OfflineExtractor", "category_of", "guess_category"]  # the category rules live in write.categories
+__all__ = ["OfflineExtractor"]
 
 # where a compound statement splits into facts of their own: "I live in Lisbon and I work as a
 # nurse", "I'm based in Leeds, working for an insurer", "...; my sister lives in Porto"

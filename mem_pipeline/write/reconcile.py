@@ -42,7 +42,7 @@ from typing import Literal, Protocol
 from ..llm import LLMClient, render_prompt
 from ..models import ExtractedFact, ReconcileBatch, StoredFact
 from ..text.lexical import STOPWORDS, content_words, stem
-from ..text.slots import PROFESSIONS, Slot, changes, slot_of
+from ..text.slots import OVER, PROFESSIONS, Slot, changes, slot_of
 from ..text.smalltalk import FIRST_PERSON
 from ..text.voice import conflicting_specifics, third_person
 
@@ -176,9 +176,8 @@ def decide(
 _NEGATION = re.compile(r"\b(?:not|no|never|n['’]t|didn['’]t|don['’]t|doesn['’]t|isn['’]t|wasn['’]t)\b", re.I)
 #: Words saying that something ended or changed, beyond the slot cues (``text.slots``).
 _ENDED = re.compile(
-    r"\b(?:gone off|went off|done with|over (?:it|them)|changed my mind|from now on|converted|sold|"
-    r"got rid of|replaced|didn['’]t last|not into|no more|moved (?:on|out)|ex|cancell?(?:ed|ing)|"
-    r"terminated|ended)\b",
+    rf"\b(?:{OVER}|changed my mind|from now on|converted|sold|replaced|moved (?:on|out)|ex|"
+    r"cancell?(?:ed|ing)|terminated|ended)\b",
     re.IGNORECASE,
 )
 #: The change cues of the change-of-the-same-thing rule: those of ``text.slots`` but "new",
