@@ -149,10 +149,12 @@ def memory_context(recall: Recall, limit: int, max_tokens: int) -> str:
 def kind_context(mem: Memory, conv: Conversation, question: str, kind: str, now: Any, limit: int,
                  max_tokens: int) -> str:
     """The product's prompt block (``Recall.to_prompt``) of the top ``limit`` hits of one kind:
-    "fact" (the facts block) or "turn" (the turns block), from the same store."""
+    "fact" (the facts block) or "turn" (the turns block), from the same store. The block holds
+    that kind only: the associations a search returns beside its hits (which may be of the
+    other kind) are left out of both."""
     recall = mem.search(question, user_id=conv.sample_id, limit=limit, now=now, min_score=0,
                         filters={"kind": kind})
-    return recall.to_prompt(max_tokens=max_tokens)
+    return recall.to_prompt(max_tokens=max_tokens, associations=0)
 
 
 def _ingest(mem: Memory, conv: Conversation) -> None:
@@ -273,6 +275,7 @@ def run(args: argparse.Namespace, llm: LLMClient | None) -> dict[str, Any]:
                     wall[pipe] = wall.get(pipe, 0.0) + time.perf_counter() - t_pipe
                     for row, fut in zip(conv_rows, futures):
                         a = fut.result()
+                        a["block_tokens"] = approx_tokens(full if pipe == "full" else row["_context"][pipe])
                         if pipe == "memory":
                             a["seconds"] += row["search_s"]
                         if pipe == "full":
@@ -336,6 +339,10 @@ def _summarise(rows: list[dict[str, Any]], pipe: str, judge: bool) -> dict[str, 
         "prompt_tokens_mean": round(statistics.fmean(tokens), 1) if tokens else None,
         "prompt_tokens_p50": percentile(tokens, 50),
         "prompt_tokens_max": max(tokens) if tokens else None,
+        # the memory block alone (approximate tokens, as to_prompt counts them): the prompt
+        # tokens less the answer prompt and the question
+        "block_tokens_mean": round(statistics.fmean(a.get("block_tokens", 0) for a in answers), 1)
+        if answers else None,
         "seconds_p50": _r(percentile(secs, 50)),
         "seconds_p95": _r(percentile(secs, 95)),
         "seconds_total": round(sum(secs), 1),
@@ -379,8 +386,8 @@ def table(out: dict[str, Any]) -> str:
         "",
         "| pipeline | n | F1 |"
         + (" judge |" if judge else "")
-        + " prompt tokens (mean) | p50 s | p95 s | wall s | errors |",
-        "|---|---|---|" + ("---|" if judge else "") + "---|---|---|---|---|",
+        + " prompt tokens (mean) | block tokens (mean) | p50 s | p95 s | wall s | errors |",
+        "|---|---|---|" + ("---|" if judge else "") + "---|---|---|---|---|---|",
     ]
     for name, p in pipes.items():
         j = (
@@ -389,8 +396,9 @@ def table(out: dict[str, Any]) -> str:
             else (" - |" if judge else "")
         )
         tok = f"{p['prompt_tokens_mean']:.0f}" if p["prompt_tokens_mean"] is not None else "-"
+        block = f"{p['block_tokens_mean']:.0f}" if p.get("block_tokens_mean") is not None else "-"
         lines.append(
-            f"| {name} | {p['n']} | **{p['f1']:.3f}** |{j} {tok} | {p['seconds_p50']} | "
+            f"| {name} | {p['n']} | **{p['f1']:.3f}** |{j} {tok} | {block} | {p['seconds_p50']} | "
             f"{p['seconds_p95']} | {p.get('wall_seconds', '-')} | {p['errors']} |"
         )
     cats = sorted({c for p in pipes.values() for c in p["f1_by_category"]})

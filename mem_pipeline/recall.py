@@ -64,12 +64,15 @@ class Hit(BaseModel):
         return out
 
     def label(self) -> str:
-        """What the prompt block says of the item: its date and category (a fact), or its date
-        and speaker (a turn); an association also names the concept path that reached it."""
+        """What the prompt block says of the item: its date and category (a fact; the date
+        alone for a fact of no category, ``other``), or its date and speaker (a turn); an
+        association also names the concept path that reached it."""
         day = self.created_at.date().isoformat()
         if self.kind == "turn":
             speaker = self.metadata.get("speaker")
             label = f"{day} said" + (f" by {_escape(str(speaker))[1:-1]}" if speaker else "")
+        elif self.category is Category.OTHER:
+            label = day  # "other" tells a reader nothing, and costs tokens on every such fact
         else:
             label = f"{day} {self.category.value}"
         if self.via is not None:

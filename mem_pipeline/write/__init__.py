@@ -6,7 +6,9 @@
               unless the deployment keeps no raw text (``keep_turns``); ``infer=False`` keeps
               only the turns
     extract   the configured extractor (``extract``: the LLM, in context-sized windows;
-              ``offline``: rules) -> facts naming their person, with absolute dates
+              ``offline``: rules) -> facts naming their person; whatever the extractor, a
+              relative date in a fact ("yesterday", "last year") is written as the date it
+              means, counted from the add's time
     ground    facts their turns do not support are rejected (``ground``)
     embed     one embedding call for the turns and the facts (new concepts' names are embedded
               later, in batches: ``links``)
@@ -35,6 +37,7 @@ from .._parts import Parts
 from ..errors import ExtractionPendingError, LLMError
 from ..models import AddEvent, AddResult, Category, ExtractedFact, Message, Scope, StoredFact
 from ..store import VectorLike
+from ..text.dates import resolve_relative
 from ..text.phrases import candidate_phrases, normalize_concept
 from ..text.slots import Slot, slot_of
 from ..text.smalltalk import is_small_talk
@@ -185,6 +188,8 @@ class Writer:
         result.regrounded += extraction.regrounded
         result.backfilled += extraction.backfilled
         result.replaced += extraction.replaced
+        for f in extraction.facts:  # whatever the extractor, a stored fact's dates are absolute
+            f.text = resolve_relative(f.text, when)
         facts = self._grounded(extraction.facts, msgs, result)
         for f in facts:
             f.concepts = [
@@ -299,7 +304,6 @@ class Writer:
         for k, d in zip(todo, answers):
             decisions[k] = d
 
-    @staticmethod
     @staticmethod
     def _grounded(
         facts: list[ExtractedFact], msgs: Sequence[Message], result: AddResult
