@@ -279,6 +279,9 @@ class AddResult(BaseModel):
     #: support them and were grounded to the line that does
     windows: int = 0
     regrounded: int = 0
+    #: facts its cited turns alone did not support, kept because the same speaker's turns
+    #: next to them complete it (those turns are added to its sources; ``write.ground.widen``)
+    widened: int = 0
     #: facts the offline rules took from user turns the LLM took no fact from
     #: (``MemoryConfig.extract_backfill``)
     backfilled: int = 0

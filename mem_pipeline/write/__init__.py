@@ -44,7 +44,7 @@ from ..text.smalltalk import is_small_talk
 from ..text.voice import conflicting_specifics
 from .apply import apply_decision, embed_text
 from .extract import Extractor
-from .ground import fact_sources, ground
+from .ground import fact_sources, ground, widen
 from .pending import keep_pending
 from .reconcile import Decision, Reconciler, decide
 
@@ -308,7 +308,8 @@ class Writer:
     def _grounded(
         facts: list[ExtractedFact], msgs: Sequence[Message], result: AddResult
     ) -> list[ExtractedFact]:
-        """Drop the facts their cited turns do not support (each logged and counted)."""
+        """Drop the facts their cited turns do not support, nor the same speaker's turns next to
+        them (each logged and counted)."""
         names = [m.name for m in msgs if m.name]
         kept = []
         for f in facts:
@@ -316,6 +317,11 @@ class Writer:
             reason = (
                 ground(f.text, sources, speakers=names) if sources else "it cites no turn it could rest on"
             )
+            if reason is not None and sources:  # the speaker's turns next to the cited ones
+                wider = widen(f.text, msgs, f.source_turns, speakers=names)
+                if wider is not None:
+                    f.source_turns, reason = wider, None
+                    result.widened += 1
             if reason is None:
                 kept.append(f)
             else:

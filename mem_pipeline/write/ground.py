@@ -1,5 +1,7 @@
 """Grounding: a fact its turns do not support is rejected. The user turns it cites (and an
-assistant message the user confirmed or answered) are what a fact may rest on."""
+assistant message the user confirmed or answered) are what a fact may rest on; when they fall
+short, the same person's turns just before and after them may complete it (``widen``): what
+someone says often runs over two of their turns, with the other's reply between."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from collections.abc import Sequence
 from ..models import Message
 from ..text.lexical import STOPWORDS, content_words, stem, tokens
 
-__all__ = ["fact_sources", "ground", "support"]
+__all__ = ["fact_sources", "ground", "support", "widen"]
 
 _FREE_WORDS = frozenset(
     stem(w)
@@ -162,3 +164,51 @@ def fact_sources(messages: Sequence[Message], cited: Sequence[int]) -> list[str]
             if nxt is not None and nxt.role == "user" and _CONFIRM.match(nxt.content):
                 out.append(m.content)
     return out
+
+
+def _own_neighbours(messages: Sequence[Message], cited: Sequence[int]) -> list[int]:
+    """For each cited user turn, the nearest user turn before it and after it (in the same
+    add) by the same speaker; the assistant's messages are never among them."""
+    out: list[int] = []
+    for i in dict.fromkeys(cited):
+        if not 0 <= i < len(messages) or messages[i].role != "user":
+            continue
+        name = messages[i].name
+        for step in (-1, 1):
+            j = i + step
+            while 0 <= j < len(messages) and not (messages[j].role == "user" and messages[j].name == name):
+                j += step
+            if 0 <= j < len(messages) and j not in cited and j not in out:
+                out.append(j)
+    return sorted(out)
+
+
+def widen(
+    fact_text: str,
+    messages: Sequence[Message],
+    cited: Sequence[int],
+    *,
+    min_support: float = 0.6,
+    speakers: Sequence[str] = (),
+) -> list[int] | None:
+    """The turns a fact its cited turns do not support rests on once the same speaker's turns
+    next to them are read too: the cited turns and those neighbours that supply a word of the
+    fact the cited ones lack. None when even they do not support it (``ground``'s rule), or
+    the cited turns include no user turn."""
+    sources = fact_sources(messages, cited)
+    if not sources:
+        return None
+    have = _source_words(fact_text, sources)
+    words = set(_words(fact_text, speakers))
+    extra = []
+    for j in _own_neighbours(messages, cited):
+        adds = (words & _source_words(fact_text, [messages[j].content])) - have
+        if adds:
+            extra.append(j)
+            have |= adds
+    if not extra:
+        return None
+    texts = [*sources, *(messages[j].content for j in extra)]
+    if ground(fact_text, texts, min_support=min_support, speakers=speakers) is not None:
+        return None
+    return sorted({*cited, *extra})
