@@ -66,3 +66,22 @@ def test_add_keeps_the_widened_fact_with_its_turns_and_writes_its_dates_out() ->
         assert sorted(turns[s] for s in facts[FACT].sources) == sorted([CHAT[0].content, CHAT[2].content])
         # the extractor wrote "yesterday"; what is stored is the day it means
         assert "Caroline went to the support group on 7 May 2023." in facts
+
+
+def test_a_superseded_fact_takes_the_turn_that_says_it_not_the_one_that_completed_it() -> None:
+    first = [
+        Message(role="user", name="Caroline", content="I live in Boston and I love it."),
+        Message(role="user", name="Melanie", content="Nice! What do you like most?"),
+        Message(role="user", name="Caroline", content="The harbour views are great."),
+    ]
+    fact = "Caroline lives in Boston and loves the harbour views from her flat."
+    extractor = _Fixed([(fact, [0])])
+    with Memory(config=MemoryConfig(path=":memory:"), extractor=extractor) as mem:
+        assert mem.add([m.model_dump() for m in first], user_id="c").widened == 1
+        extractor.facts = [("Caroline moved to Denver.", [0])]
+        moved = [Message(role="user", name="Caroline", content="Actually I moved to Denver now.")]
+        res = mem.add([m.model_dump() for m in moved], user_id="c")
+        assert res.events[0].event == "SUPERSEDE"  # (and what the old fact still says, as its own)
+        valid = {f.text for f in mem.get_all(user_id="c")}  # current facts and turns
+        assert fact not in valid and first[0].content not in valid  # it said Boston
+        assert first[2].content in valid  # the harbour views are still true

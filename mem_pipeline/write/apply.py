@@ -18,6 +18,7 @@ from ..store import VectorLike, legacy_id, repeat_key
 from ..text.phrases import candidate_phrases, normalize_concept
 from ..text.slots import slot_of
 from ..text.voice import first_person
+from .ground import GROUNDED, support
 from .reconcile import Decision
 from .turns import place_turn
 
@@ -151,7 +152,7 @@ def supersede(
     reason: str,
 ) -> list[dict[str, Any]]:
     """Mark ``old`` replaced by fact ``by`` (kept, with ``invalid_at``, for history), and with it
-    the turns it came from that still say it: a turn "I live in Lisbon and I work as a nurse"
+    the turns it came from that still say it (``_saying``): a turn "I live in Lisbon and I work as a nurse"
     whose Lisbon fact a move replaced would otherwise still answer "where do I live?" (its
     other facts stay current as facts). The history rows to write (the caller writes them)."""
     now = parts.now()
@@ -164,13 +165,28 @@ def supersede(
     parts.links.update(scope, old.concepts, [], when, fact_id=old.id)  # current facts only
     parts.store.set_fact_fields(old.id, stale)
     rows = [event_row(old.id, "SUPERSEDE", old.text, text, now, superseded_by=by, reason=reason)]
-    for turn in parts.store.get_facts(scope, old.sources):
-        if turn.is_valid and turn.kind == "turn":
-            parts.links.update(scope, turn.concepts, [], when, fact_id=turn.id)
-            parts.store.set_fact_fields(turn.id, stale)
-            why = f"its fact {old.id} was superseded"
-            rows.append(event_row(turn.id, "SUPERSEDE", turn.text, text, now, superseded_by=by, reason=why))
+    sources = [t for t in parts.store.get_facts(scope, old.sources) if t.is_valid and t.kind == "turn"]
+    for turn in _saying(old, sources):
+        parts.links.update(scope, turn.concepts, [], when, fact_id=turn.id)
+        parts.store.set_fact_fields(turn.id, stale)
+        why = f"its fact {old.id} was superseded"
+        rows.append(event_row(turn.id, "SUPERSEDE", turn.text, text, now, superseded_by=by, reason=why))
     return rows
+
+
+def _saying(fact: StoredFact, turns: Sequence[StoredFact]) -> list[StoredFact]:
+    """The turns among ``fact``'s sources that say it: each that supports it as grounding asks
+    (``ground``'s share of its words), else the one that supports most of it. A turn that only
+    completed a fact over two turns (``ground.widen``: "The harbour views are great" after "I
+    live in Boston") says something else of its own, and stays current."""
+    speaker = fact.metadata.get("speaker")
+
+    def names(t: StoredFact) -> list[str]:
+        return [str(s) for s in {speaker, t.metadata.get("speaker")} if s]
+
+    scored = [(support(fact.text, [t.text], speakers=names(t)), t) for t in turns]
+    best = max((s for s, _ in scored), default=0.0)
+    return [t for s, t in scored if s >= min(best, GROUNDED)]
 
 
 def split_off(

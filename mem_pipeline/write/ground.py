@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from ..models import Message
 from ..text.lexical import STOPWORDS, content_words, stem, tokens
 
-__all__ = ["fact_sources", "ground", "support", "widen"]
+__all__ = ["GROUNDED", "fact_sources", "ground", "support", "widen"]
 
 _FREE_WORDS = frozenset(
     stem(w)
@@ -69,6 +69,10 @@ _FREE_WORDS = frozenset(
 )
 
 
+#: the share of a fact's content words its sources must say (``ground``'s ``min_support``)
+GROUNDED = 0.6
+
+
 def _words(fact_text: str, speakers: Sequence[str]) -> list[str]:
     free = _FREE_WORDS | {w for name in speakers for w in content_words(name)}
     words = [w for w in content_words(fact_text) if w not in free and not w.isdigit()]
@@ -102,7 +106,11 @@ def support(fact_text: str, source_texts: Sequence[str], *, speakers: Sequence[s
 
 
 def ground(
-    fact_text: str, source_texts: Sequence[str], *, min_support: float = 0.6, speakers: Sequence[str] = ()
+    fact_text: str,
+    source_texts: Sequence[str],
+    *,
+    min_support: float = GROUNDED,
+    speakers: Sequence[str] = (),
 ) -> str | None:
     """Reject a fact whose content words are not supported by the source turns.
 
@@ -188,7 +196,7 @@ def widen(
     messages: Sequence[Message],
     cited: Sequence[int],
     *,
-    min_support: float = 0.6,
+    min_support: float = GROUNDED,
     speakers: Sequence[str] = (),
 ) -> list[int] | None:
     """The turns a fact its cited turns do not support rests on once the same speaker's turns
