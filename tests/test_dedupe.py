@@ -81,6 +81,26 @@ def test_a_change_rule_stays_with_its_person_and_never_takes_something_new_for_a
     assert all(t.is_valid for t in mem.get_all(user_id="c", kind="turn", include_invalid=True))
 
 
+def test_a_memory_of_childhood_and_work_that_is_no_job_replace_nothing(mem, clock) -> None:
+    said = [
+        {"role": "user", "name": "Caroline", "content": "I can't wait to build a family for kids who need one."},
+        {"role": "user", "name": "Jon", "content": "I lost my job as a banker yesterday."},
+        {"role": "user", "name": "Jon", "content": "I'm working at a dance studio as a teacher."},
+    ]
+    mem.add(said, user_id="c")
+    clock.advance(days=20)
+    for text, who in (
+        ("I used to go horseback riding with my dad when I was a kid.", "Caroline"),  # history
+        ("I'm working on new dance routines for the show.", "Jon"),  # a task, not a job
+        ("I'm determined to make it work, it's all hard work.", "Jon"),
+    ):
+        res = mem.add([{"role": "user", "name": who, "content": text}], user_id="c")
+        assert res.count("SUPERSEDE") == 0, res.events
+    # a job is still a job, and a change of it still supersedes
+    res = mem.add([{"role": "user", "name": "Jon", "content": "I work at a bank again now."}], user_id="c")
+    assert res.count("SUPERSEDE") == 1, res.events
+
+
 def test_saying_the_old_value_stopped_after_the_move_is_no_second_fact(mem, clock) -> None:
     (old,) = mem.add("I'm based in Manchester.", user_id="u").ids
     clock.advance(days=30)

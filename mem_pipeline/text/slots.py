@@ -32,6 +32,7 @@ __all__ = [
     "is_attribute",
     "says_ended",
     "slot_of",
+    "tells_history",
 ]
 
 #: What people do for a living ("I'm a wedding photographer" sets where one works).
@@ -118,9 +119,19 @@ _STOPPED = re.compile(
     r"don['’]t \w+ any|split up|broke up)\b",
     re.IGNORECASE,
 )
-# a past-tense mention that tells history, not the current state ("When I lived in Lisbon")
+# a past-tense mention that tells history, not the current state ("When I lived in Lisbon",
+# "when Caroline was a kid")
 _HISTORY = re.compile(
-    r"\b(?:when|while|back when|before) (?:i|we|he|she|they) (?:lived|worked|was|were)\b", re.I
+    r"\b(?:when|while|back when|before) (?:i|we|he|she|they|(?-i:[A-Z][a-z]+)) (?:lived|worked|was|were)\b",
+    re.I,
+)
+# "work" that is not employment: a task one is on ("working on new dance routines"), effort
+# ("all the hard work", "working hard"), and what turns out ("it didn't work out", "determined
+# to make it work")
+_NOT_EMPLOYMENT = re.compile(
+    r"\b(?:work(?:s|ed|ing)? (?:on|hard|out)|hard work|work of art|works of|"
+    r"mak(?:e|es|ing) (?:it|this|that|things) work)\b",
+    re.I,
 )
 _KIN = (
     r"sister|brother|mother|mom|mum|father|dad|son|daughter|wife|husband|partner|girlfriend|boyfriend|"
@@ -157,14 +168,21 @@ class Slot:
         return self.family in SINGLE_VALUED
 
 
+def tells_history(text: str) -> bool:
+    """Whether ``text`` tells how things were ("When I lived in Lisbon I cycled", "Caroline used
+    to go riding with her dad when she was a kid"): a memory, not the current state."""
+    return bool(_HISTORY.search(text))
+
+
 def slot_of(text: str, speaker: str = "the user") -> Slot | None:
     """The slot ``text`` sets, or None when it names none (or only tells history: "When I lived
     in Lisbon I cycled", or is a proposal the user agreed to: "I agreed: ..."). ``speaker``:
     whom the first person is."""
     low = text.lower()
-    if _HISTORY.search(text) or low.startswith("i agreed:"):
+    if tells_history(text) or low.startswith("i agreed:"):
         return None  # history, or an assistant's proposal the user took up: sets no attribute
-    family = next((name for name, pattern in _FAMILIES if pattern.search(low)), None)
+    named = _NOT_EMPLOYMENT.sub(" ", low)
+    family = next((name for name, pattern in _FAMILIES if pattern.search(named)), None)
     if family is None:
         return None
     subject = speaker.lower()

@@ -42,7 +42,7 @@ from typing import Literal, Protocol
 from ..llm import LLMClient, render_prompt
 from ..models import ExtractedFact, ReconcileBatch, StoredFact
 from ..text.lexical import STOPWORDS, content_words, stem
-from ..text.slots import OVER, PROFESSIONS, Slot, changes, slot_of
+from ..text.slots import OVER, PROFESSIONS, Slot, changes, slot_of, tells_history
 from ..text.smalltalk import FIRST_PERSON
 from ..text.voice import conflicting_specifics, third_person
 
@@ -94,7 +94,9 @@ _NOT_ANYMORE = re.compile(
 
 
 def has_correction_cue(text: str) -> bool:
-    return bool(_CORRECTION.search(text))
+    """Whether ``text`` says it corrects something; a statement that tells history ("used to ...
+    when she was a kid": ``text.slots.tells_history``) corrects nothing."""
+    return bool(_CORRECTION.search(text)) and not tells_history(text)
 
 
 def decide(
@@ -155,7 +157,7 @@ def decide(
     if cued and has_correction_cue(text):
         f, s = cued[0]
         return Decision("SUPERSEDE", target=f, reason=f"correction cue, other specifics (cosine {s:.3f})")
-    if _CHANGED.search(text) or _ENDED.search(text):
+    if (_CHANGED.search(text) or _ENDED.search(text)) and not tells_history(text):
         me = _person(fact.subject)
         for f, s in neighbours:
             other = _person(f.metadata.get("speaker"))
