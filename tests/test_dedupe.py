@@ -83,7 +83,7 @@ def test_a_change_rule_stays_with_its_person_and_never_takes_something_new_for_a
 
 def test_a_memory_of_childhood_and_work_that_is_no_job_replace_nothing(mem, clock) -> None:
     said = [
-        {"role": "user", "name": "Caroline", "content": "I can't wait to build a family for kids who need one."},
+        {"role": "user", "name": "Caroline", "content": "I can't wait to build a family for kids."},
         {"role": "user", "name": "Jon", "content": "I lost my job as a banker yesterday."},
         {"role": "user", "name": "Jon", "content": "I'm working at a dance studio as a teacher."},
     ]
