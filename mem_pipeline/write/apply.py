@@ -152,9 +152,10 @@ def supersede(
     reason: str,
 ) -> list[dict[str, Any]]:
     """Mark ``old`` replaced by fact ``by`` (kept, with ``invalid_at``, for history), and with it
-    the turns it came from that still say it (``_saying``): a turn "I live in Lisbon and I work as a nurse"
-    whose Lisbon fact a move replaced would otherwise still answer "where do I live?" (its
-    other facts stay current as facts). The history rows to write (the caller writes them)."""
+    the turns it came from that still say it (``_saying``): a turn "I live in Lisbon and I work
+    as a nurse" whose Lisbon fact a move replaced would otherwise still answer "where do I
+    live?" (its other facts stay current as facts). The history rows to write (the caller
+    writes them)."""
     now = parts.now()
     stale = {
         "valid": False,
