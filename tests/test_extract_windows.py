@@ -351,3 +351,20 @@ def test_between_named_people_only_statements_about_the_speaker_are_backfilled()
     ]
     out = LLMExtractor(Scripted([{"facts": []}]), backfill=OfflineExtractor()).extract(msgs, WHEN)  # type: ignore[arg-type]
     assert [f.text for f in out.facts] == ["Tomás started a pottery class on Tuesday."]
+
+
+def test_a_model_fact_over_two_of_ones_turns_covers_both_for_the_backfill() -> None:
+    from mem_pipeline.write.offline import OfflineExtractor
+
+    msgs = [
+        Message(role="user", name="Caroline",
+                content="I went to a LGBTQ support group yesterday and it was so powerful."),
+        Message(role="user", name="Melanie", content="Wow, what happened there?"),
+        Message(role="user", name="Caroline", content="The transgender stories were so inspiring!"),
+    ]
+    fact = "Caroline went to an LGBTQ support group and found the transgender stories inspiring."
+    reply = {"facts": [{"text": fact, "lines": [1]}]}  # it cites the first of her two turns
+    out = LLMExtractor(Scripted([reply]), backfill=OfflineExtractor()).extract(msgs, WHEN)  # type: ignore[arg-type]
+    # the write path keeps the fact on both her turns (ground.widen): the rules add nothing it says
+    assert [(f.text, f.origin) for f in out.facts] == [(fact, None)]
+    assert out.backfilled == 0

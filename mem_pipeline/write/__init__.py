@@ -44,7 +44,7 @@ from ..text.smalltalk import is_small_talk
 from ..text.voice import conflicting_specifics
 from .apply import apply_decision, embed_text
 from .extract import Extractor
-from .ground import fact_sources, ground, widen
+from .ground import grounded_turns
 from .pending import keep_pending
 from .reconcile import Decision, Reconciler, decide
 
@@ -313,16 +313,11 @@ class Writer:
         names = [m.name for m in msgs if m.name]
         kept = []
         for f in facts:
-            sources = fact_sources(msgs, f.source_turns)
-            reason = (
-                ground(f.text, sources, speakers=names) if sources else "it cites no turn it could rest on"
-            )
-            if reason is not None and sources:  # the speaker's turns next to the cited ones
-                wider = widen(f.text, msgs, f.source_turns, speakers=names)
-                if wider is not None:
-                    f.source_turns, reason = wider, None
+            turns, reason = grounded_turns(f.text, msgs, f.source_turns, speakers=names)
+            if turns is not None:
+                if turns != f.source_turns:  # the speaker's turns next to the cited ones
+                    f.source_turns = turns
                     result.widened += 1
-            if reason is None:
                 kept.append(f)
             else:
                 log.info("rejected ungrounded fact %r: %s", f.text, reason)

@@ -44,7 +44,7 @@ from ..text.slots import changes, is_attribute, says_ended
 from ..text.smalltalk import is_small_talk
 from ..text.voice import in_person
 from .categories import category_of, slot_category
-from .ground import fact_sources, ground, support
+from .ground import ground, grounded_turns, support
 from .reconcile import has_correction_cue
 
 __all__ = [
@@ -332,10 +332,10 @@ class LLMExtractor:
         assert self.backfill is not None
         people = [m.name for m in messages if m.name]
         said: dict[int, list[tuple[set[str], ExtractedFact]]] = {}
-        for f in result.facts:
-            if ground(f.text, fact_sources(messages, f.source_turns), speakers=people) is None:
-                for i in f.source_turns:
-                    said.setdefault(i, []).append((set(content_words(f.text)), f))
+        for f in result.facts:  # the model's facts that will be kept, by the turns they rest on
+            turns, _ = grounded_turns(f.text, messages, f.source_turns, speakers=people)
+            for i in turns or ():
+                said.setdefault(i, []).append((set(content_words(f.text)), f))
         failed = {i for indexes, _ in result.failed for i in indexes}
         dropped: set[int] = set()
         for fact in self.backfill.extract(messages, now).facts:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from ..models import Message
 from ..text.lexical import STOPWORDS, content_words, stem, tokens
 
-__all__ = ["GROUNDED", "fact_sources", "ground", "support", "widen"]
+__all__ = ["GROUNDED", "fact_sources", "ground", "grounded_turns", "support", "widen"]
 
 _FREE_WORDS = frozenset(
     stem(w)
@@ -220,3 +220,18 @@ def widen(
     if ground(fact_text, texts, min_support=min_support, speakers=speakers) is not None:
         return None
     return sorted({*cited, *extra})
+
+
+def grounded_turns(
+    fact_text: str, messages: Sequence[Message], cited: Sequence[int], *, speakers: Sequence[str] = ()
+) -> tuple[list[int] | None, str | None]:
+    """The turns a fact rests on and, when it rests on none, why: its cited turns when they
+    support it (``ground``), else those with the speaker's neighbouring turns (``widen``)."""
+    sources = fact_sources(messages, cited)
+    if not sources:
+        return None, "it cites no turn it could rest on"
+    reason = ground(fact_text, sources, speakers=speakers)
+    if reason is None:
+        return list(cited), None
+    wider = widen(fact_text, messages, cited, speakers=speakers)
+    return (wider, None) if wider is not None else (None, reason)
