@@ -196,6 +196,12 @@ class MemoryConfig(BaseModel):
     # band?"), and so do the turns only such facts come from. Behaviour sets and LoCoMo:
     # eval/README.md, "What ended".
     history_last: bool = True
+    # for the same kind of question, 1 + current_boost multiplies the relevance of what says it
+    # holds now ("I'm into korean dramas now", "these days I'm all about cold brew":
+    # ``text.slots.says_current``): of two statements about as relevant, the one that tells
+    # the present wins. A factor, so it only settles near ties ("big fan of marvel films" .98
+    # against .97). Behaviour sets: eval/README.md, "What holds now"
+    current_boost: float = Field(default=0.1, ge=0, le=1)
     # a query that asks for a name ("Where...", "Which city / book / game...":
     # ``_text.asks_name``) multiplies by 1 + name_boost the relevance of what names something
     # other than the conversation's speakers (a capitalised word inside a sentence, a quoted

@@ -154,6 +154,22 @@ def test_an_ending_without_the_current_value_and_questions_about_now() -> None:
         assert not asks_now(other), other
 
 
+def test_a_move_that_names_where_to_did_not_stop_and_what_says_it_holds_now() -> None:
+    from mem_pipeline.text.slots import says_current, says_ended, slot_of
+
+    moved = slot_of("Update: got transferred to the mumbai branch so not in pune anymore.")
+    assert moved is not None and moved.family == "residence" and not moved.stopped
+    porto = slot_of("I moved to Porto so I don't live in Lisbon anymore.")
+    assert porto is not None and not porto.stopped
+    assert not says_ended("Got transferred to the Leeds office, not in York any more.")
+    gone = slot_of("I no longer live in Lisbon.")
+    assert gone is not None and gone.stopped  # no new value: the old one stopped
+    assert slot_of("I got transferred to the sales team.") is None  # a team is not a place
+    assert says_current("i'm into korean dramas now.") and says_current("These days I cycle to work.")
+    for not_now in ("Now I'm thinking of moving to Spain.", "I love Fontaines D.C."):
+        assert not says_current(not_now), not_now
+
+
 def test_the_slot_a_question_asks_about() -> None:
     from mem_pipeline.text.slots import asked_slot
 

@@ -715,3 +715,25 @@ def test_the_relevance_floor_gates_the_question_not_each_hit(mem) -> None:  # ty
     assert [h.text for h in mem.search("Where does my sister live?", user_id="g", limit=3).hits] == [
         "My sister Ana lives in Porto with her two dogs."
     ]
+
+
+def test_of_two_near_ties_a_question_about_now_prefers_what_says_it_holds_now() -> None:
+    from mem_pipeline.read.rank import rank
+
+    cands = [
+        _candidate("Big fan of marvel films, seen every single one", 0.33),
+        _candidate("i'm into korean dramas now.", 0.32),
+        _candidate("floor", 0.0),
+    ]
+    kw = {"now": NOW, "half_lives": {}, "dense_weight": 1.0, "decay_floor": 1.0, "use_decay": False}
+    assert rank(cands, **kw)[0].id.startswith("Big fan")
+    boosted = rank(cands, current_boost=0.1, **kw)
+    assert boosted[0].id == "i'm into korean dramas now."
+    assert boosted[0].parts.relevance == pytest.approx(1.1 * 0.32 / 0.33)
+    # a factor, not an order: a clearly closer match keeps its place
+    far = [
+        _candidate("Big fan of marvel films", 0.5),
+        _candidate("i'm into korean dramas now.", 0.32),
+        cands[2],
+    ]
+    assert rank(far, current_boost=0.1, **kw)[0].id == "Big fan of marvel films"

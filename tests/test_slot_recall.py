@@ -88,3 +88,19 @@ def test_a_question_about_the_past_still_gets_the_ending_first(memory: Memory) -
     _say(memory, "I've gone off Radiohead.", "Big fan of Fontaines D.C.")
     hits = memory.search("Which band did I use to like?", user_id="u", now=T0 + timedelta(days=1)).hits
     assert hits and "Radiohead" in hits[0].text
+
+
+def test_a_transfer_to_another_branch_tells_where_the_user_is_now(memory: Memory) -> None:
+    _say(
+        memory,
+        "Quick intro: i'm a pharmacist in pune, been doing it 6 yrs now",
+        "Update: got transferred to the mumbai branch so not in pune anymore.",
+    )
+    facts = {f.text: f for f in memory.get_all(user_id="u", include_invalid=True) if f.kind == "fact"}
+    moved = next(f for t, f in facts.items() if "mumbai" in t)
+    assert moved.slot == "the user/residence" and moved.is_valid
+    assert not next(f for t, f in facts.items() if "in pune" in t).is_valid
+    hits = memory.search("which city am i in?", user_id="u", now=T0 + timedelta(days=1)).hits
+    assert hits and "mumbai" in hits[0].text
+    hits = memory.search("what's my profession?", user_id="u", now=T0 + timedelta(days=1)).hits
+    assert hits and "pharmacist" in hits[0].text

@@ -112,6 +112,7 @@ class Reader:
                 people=q.people,
                 slot=q.slot,
                 slot_boost=cfg.slot_boost,
+                current_boost=cfg.current_boost if q.asks_now else 0.0,
             )
             if early is None:
                 assert grams is not None

@@ -22,7 +22,7 @@ from ..store._payload import kind_of
 from ..text.dates import says_when
 from ..text.lexical import content_words
 from ..text.phrases import names_something
-from ..text.slots import says_ended, slot_of
+from ..text.slots import says_current, says_ended, slot_of
 
 __all__ = [
     "DATE_SLACK",
@@ -123,6 +123,7 @@ def rank(
     people: frozenset[str] = frozenset(),
     slot: str | None = None,
     slot_boost: float = 0.0,
+    current_boost: float = 0.0,
 ) -> list[Ranked]:
     """Score candidates: relevance x decay x reinforcement, best first.
 
@@ -141,6 +142,8 @@ def rank(
       (:func:`reply_lift`), before the others;
     - ``session_boost``: + boost x the best relevance among the candidates of the same
       ``metadata["session"]``;
+    - ``current_boost`` (passed for a question to the asker about their present): x (1 +
+      boost) for a text that says it holds now (``text.slots.says_current``);
     - ``slot_boost``: a fact that sets the ``slot`` the question asks about ("am I still
       working?" and "Retired since 2022": the user's work) ranks above every other candidate,
       in its own order among such facts: its relevance becomes ``best + boost x (best + r) /
@@ -167,6 +170,8 @@ def rank(
         rel = [
             r * (1 + name_boost) if _names_something(c.text, people) else r for c, r in zip(candidates, rel)
         ]
+    if current_boost:
+        rel = [r * (1 + current_boost) if _says_current(c.text) else r for c, r in zip(candidates, rel)]
     if slot and slot_boost:
         top = max(rel, default=0.0)
         rel = [
@@ -246,6 +251,11 @@ def strength(
 @lru_cache(maxsize=32768)
 def _says_when(text: str) -> bool:
     return says_when(text)
+
+
+@lru_cache(maxsize=32768)
+def _says_current(text: str) -> bool:
+    return says_current(text)
 
 
 @lru_cache(maxsize=32768)

@@ -30,6 +30,7 @@ __all__ = [
     "asks_now",
     "changes",
     "is_attribute",
+    "says_current",
     "says_ended",
     "slot_of",
     "tells_history",
@@ -55,7 +56,11 @@ _FAMILIES: list[tuple[str, re.Pattern[str]]] = [
         re.compile(
             r"\b(?:live|lives|living|reside|resides|based in|moved (?:to|back to|into|in)|move to|"
             r"moving to|relocat\w* to|home(?:town| town)? is|back in|settled in|"
-            r"new (?:flat|apartment|house) in)\b"
+            r"new (?:flat|apartment|house) in|"
+            # a transfer to another branch or office moves where one is ("got transferred to the
+            # mumbai branch"); a transfer to a team or a school does not
+            r"(?:transferred|posted|relocated) to (?:the |our |their |a )?(?:[\w-]+ ){0,2}"
+            r"(?:branch|office|site|campus|headquarters|hq|base))\b"
         ),
     ),
     (
@@ -118,6 +123,10 @@ _STOPPED = re.compile(
     r"\b(?:no longer|not \w+(?: \w+)? any ?more|anymore|any more|quit|stopped|gave up|left|used to|"
     r"don['’]t \w+ any|split up|broke up)\b",
     re.IGNORECASE,
+)
+# a statement of change that names the new value along with the end of the old one
+_MOVED_TO = re.compile(
+    r"\b(?:moved|moving|relocated|transferred|posted|switched|changed) (?:over |back )?to\b", re.I
 )
 # a past-tense mention that tells history, not the current state ("When I lived in Lisbon",
 # "when Caroline was a kid")
@@ -191,7 +200,9 @@ def slot_of(text: str, speaker: str = "the user") -> Slot | None:
         subject = " ".join(w.lower() for w in rel.groups() if w)
     taken = set(content_words(subject))
     value = tuple(sorted({w for w in content_words(text) if w not in _SLOT_WORDS and w not in taken}))
-    return Slot(family, subject, value, stopped=bool(_STOPPED.search(text)))
+    # "moved to Porto, so not in Lisbon anymore" gives the value that holds now: it did not stop
+    stopped = bool(_STOPPED.search(text)) and not _MOVED_TO.search(text)
+    return Slot(family, subject, value, stopped=stopped)
 
 
 # what a question asks about, by family: the words of its statements and the questions' own
@@ -280,7 +291,22 @@ def says_ended(text: str) -> bool:
     gone off Arctic Monkeys", "Barcelona didn't work out"): history, not the current state. A
     statement that also gives what holds now ("I'm done with beach holidays, it's city breaks
     for me now") is not."""
-    return bool(_STOPPED.search(text) or _ENDED.search(text)) and not _CURRENT.search(text)
+    ended = bool(_STOPPED.search(text) or _ENDED.search(text))
+    return ended and not _CURRENT.search(text) and not _MOVED_TO.search(text)
+
+
+#: A statement that says it holds at present ("..., I'm a margherita person now").
+_NOW = re.compile(r"\b(?:now|these days|nowadays|currently|at the moment)\b", re.IGNORECASE)
+
+
+def says_current(text: str) -> bool:
+    """Whether ``text`` says that what it tells holds now ("I'm into korean dramas now", "these
+    days I cycle to work", "I quit smoking now"), and is neither only about something ending
+    nor a plan ("now I'm thinking of moving")."""
+    return bool(_NOW.search(text)) and not says_ended(text) and not _PLANNING.search(text)
+
+
+_PLANNING = re.compile(r"\b(?:thinking (?:of|about)|might|maybe|planning|plan to|going to|will)\b", re.I)
 
 
 def asks_now(question: str) -> bool:
