@@ -85,3 +85,18 @@ def test_a_superseded_fact_takes_the_turn_that_says_it_not_the_one_that_complete
         valid = {f.text for f in mem.get_all(user_id="c")}  # current facts and turns
         assert fact not in valid and first[0].content not in valid  # it said Boston
         assert first[2].content in valid  # the harbour views are still true
+
+
+def test_a_one_word_proposal_the_user_took_up_is_grounded_without_its_frame() -> None:
+    proposal = "What about bouldering? There's a climbing gym near you that runs beginner nights."
+    # the frame's "agreed" is the pipeline's word: it must not count as a claim
+    assert ground("I agreed: bouldering.", [proposal, "Ooh yes, I just signed up!"]) is None
+    assert ground("I agreed: bouldering.", ["Ooh yes, I just signed up!"]) is not None
+    with Memory(MemoryConfig(path=":memory:")) as m:
+        msgs = [
+            {"role": "assistant", "content": proposal},
+            {"role": "user", "content": "Ooh yes, I just signed up for their intro class on Saturday!"},
+        ]
+        m.add(msgs, user_id="u", timestamp=datetime(2025, 11, 2, 18, tzinfo=timezone.utc))
+        facts = [f.text for f in m.get_all(user_id="u") if f.kind == "fact"]
+        assert "I agreed: bouldering." in facts

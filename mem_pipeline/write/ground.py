@@ -73,9 +73,15 @@ _FREE_WORDS = frozenset(
 GROUNDED = 0.6
 
 
+#: the frame the offline extractor puts round a proposal the user took up ("I agreed: bouldering."):
+#: its words are the pipeline's, not a claim the turns must support
+_AGREED = re.compile(r"^\s*I agreed:\s*")
+
+
 def _words(fact_text: str, speakers: Sequence[str]) -> list[str]:
     free = _FREE_WORDS | {w for name in speakers for w in content_words(name)}
-    words = [w for w in content_words(fact_text) if w not in free and not w.isdigit()]
+    said = _AGREED.sub("", fact_text)
+    words = [w for w in content_words(said) if w not in free and not w.isdigit()]
     return [w for w in words if w not in STOPWORDS]
 
 
