@@ -11,7 +11,8 @@
               means, counted from the add's time
     ground    facts their turns do not support are rejected (``ground``)
     embed     one embedding call for the turns and the facts (new concepts' names are embedded
-              later, in batches: ``links``)
+              later, in batches: ``links``); a short answer to the assistant's question is
+              embedded with the question ("When is the baby due?" / "Due in October.")
     reconcile per fact, against the stored facts it may repeat or correct, found by similarity
               and by slot (``reconcile``, ``text.slots``)
     apply     the points, concept counts, links and history events (``apply``); a turn takes its
@@ -26,6 +27,7 @@ pending for a retry (``pending``): nothing said is lost.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from datetime import datetime
@@ -38,6 +40,7 @@ from ..errors import ExtractionPendingError, LLMError
 from ..models import AddEvent, AddResult, Category, ExtractedFact, Message, Scope, StoredFact
 from ..store import VectorLike
 from ..text.dates import resolve_relative
+from ..text.lexical import content_words, split_sentences
 from ..text.phrases import candidate_phrases, normalize_concept
 from ..text.slots import Slot, slot_of
 from ..text.smalltalk import is_small_talk
@@ -55,6 +58,27 @@ log = logging.getLogger(__name__)
 #: Points written per hold of the store's lock (and per journal entry): a large ``add`` lets
 #: other callers in between chunks.
 WRITE_CHUNK = 16
+
+
+#: At most this many content words make a reply short enough to mean what it answers.
+SHORT_ANSWER = 4
+# a question that asks for something (not a proposal: "What about bouldering?", "How about
+# Rome?"), which a short reply answers ("When is the baby due?" / "Due in October.")
+_ASKS_WH = re.compile(r"^\W*(?!(?:what|how) about\b)(?:what|when|where|which|who|whose|how|why)\b", re.I)
+
+
+def _with_question(msgs: Sequence[Message], i: int, text: str) -> str:
+    """What ``text`` (said in the user turn ``msgs[i]``, or a fact of it) is embedded as: with
+    the question of the assistant's message just before it when the turn answers it in a few
+    words ("When is the baby due?" / "Due in October.", "Yes, book it."), else as it is."""
+    if not 0 < i < len(msgs) or msgs[i].role != "user" or msgs[i - 1].role != "assistant":
+        return text
+    if len(content_words(msgs[i].content)) > SHORT_ANSWER or len(content_words(text)) > SHORT_ANSWER:
+        return text
+    asked = [q for q in split_sentences(msgs[i - 1].content) if q.rstrip().endswith("?")]
+    if not asked or not _ASKS_WH.match(asked[-1]):  # a yes/no offer: "Maybe later, thanks."
+        return text
+    return f"{asked[-1].strip()} {text}"
 
 
 class Writer:
@@ -94,11 +118,19 @@ class Writer:
                 failure, unread = e, list(range(len(msgs)))
         turn_texts = [self._turn_text(m) for _, m in turns]
         fact_texts = [embed_text(f.text, f.subject) for f in facts]
+        # a short answer to the assistant's question means what the question asks ("When is the
+        # baby due?" / "Due in October."): it is embedded with the question before it. Its text,
+        # its lexical entry and what it lends its neighbours stay its own
+        dense_turns = [_with_question(msgs, i, t) for (i, _), t in zip(turns, turn_texts)]
+        dense_facts = [
+            _with_question(msgs, f.source_turns[0], t) if len(f.source_turns) == 1 else t
+            for f, t in zip(facts, fact_texts)
+        ]
         # one embedding call per add: the turns and the facts. The names of concepts new to
         # this user are embedded later, in batches (``links``): padded to a turn's length in
         # this call, six names cost four times the turn itself
         turn_concepts = [concepts or candidate_phrases(m.content)[:8] for _, m in turns]
-        vectors = self.parts.embed.embed([*turn_texts, *fact_texts])
+        vectors = self.parts.embed.embed([*dense_turns, *dense_facts])
         turn_ids = self._write_turns(
             scope, msgs, meta, turns, turn_concepts, turn_texts, vectors, when, pending_id, result
         )
