@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 
 def test_paraphrase_merges_unrelated_adds(mem) -> None:
     mem.add("I am vegetarian.", user_id="ana")
@@ -159,3 +161,43 @@ def test_a_new_title_keeps_the_employer_it_does_not_name(mem, clock) -> None:
     clock.advance(days=200)
     mem.add("I'm a data scientist at Monzo now.", user_id="u")
     assert not any("Barclays" in f.text for f in mem.get_all(user_id="u", kind="fact"))
+
+
+def test_a_reply_to_the_assistants_suggestion_is_merged_into_the_statement_it_answers(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from datetime import timedelta
+
+    from mem_pipeline import Memory, MemoryConfig
+
+    at = datetime(2026, 3, 10, 20, tzinfo=timezone.utc)
+    with Memory(MemoryConfig(path=str(tmp_path / "s"))) as m:
+        first = m.add(
+            [{"role": "user", "content": "I need a new hobby for the winter."}], user_id="u", timestamp=at
+        )
+        reply = m.add(
+            [
+                {"role": "assistant", "content": "What about bouldering? There's a climbing gym near you."},
+                {"role": "user", "content": "Ooh yes, I just signed up for their intro class on Saturday!"},
+            ],
+            user_id="u",
+            timestamp=at + timedelta(minutes=2),
+        )
+        (update,) = [e for e in reply.events if e.event == "UPDATE"]
+        (fact_id,) = [e.id for e in first.events if e.kind == "fact"]
+        assert (
+            update.id == fact_id and update.text == "I need a new hobby for the winter; I agreed: bouldering."
+        )
+        merged = m.get(fact_id, user_id="u")
+        assert len(merged.sources) == 2  # the turn of the need and the turn that took the suggestion up
+        assert [h.event for h in m.history(fact_id, user_id="u")] == ["ADD", "UPDATE"]
+        hits = m.search("What new hobby am I trying?", user_id="u", now=at + timedelta(days=8)).hits
+        assert hits and "bouldering" in hits[0].text
+        # hours later, a reply carries on nothing: it is a fact of its own
+        later = m.add(
+            [
+                {"role": "assistant", "content": "Maybe try a pottery class?"},
+                {"role": "user", "content": "Nah, I'm doing yoga instead."},
+            ],
+            user_id="u",
+            timestamp=at + timedelta(hours=5),
+        )
+        assert "UPDATE" not in [e.event for e in later.events]

@@ -269,3 +269,37 @@ def test_a_yes_takes_the_proposal_not_the_assistants_premise() -> None:
     facts = [f.text for f in OfflineExtractor().extract(msgs, NOW).facts]
     assert len(facts) == 1 and facts[0].startswith("I agreed: a lentil curry")
     assert "vegetarian" not in facts[0]
+
+
+def test_a_yes_to_a_question_about_the_user_is_their_own_statement_and_other_questions_give_none() -> None:
+    def agreed(question: str, reply: str = "Yeah, three runs a week.") -> list[str]:
+        msgs = [Message(role="assistant", content=question), Message(role="user", content=reply)]
+        return [f.text for f in OfflineExtractor().extract(msgs, NOW).facts]
+
+    assert agreed("Exciting! Are you following a training plan?")[0] == "I am following a training plan."
+    assert agreed("Do you cycle to work?", "Yes.")[0] == "I cycle to work."
+    # a question whose "yes" no rule can turn into a statement gives no fact of its own
+    assert not any(
+        f.startswith("I agreed") or "helping I" in f for f in agreed("Is anyone helping you out?", "Yes.")
+    )
+    assert agreed("Can I book the table for 8pm?", "Yes please.") == ["I agreed: book the table for 8pm."]
+
+
+def test_a_reply_to_the_assistants_suggestion_carries_on_the_statement_before_it() -> None:
+    from mem_pipeline.write.reconcile import continuation, continues
+
+    assert continues("I agreed: bouldering.") and continues(
+        "Nah, we're driving up to the Lake District instead."
+    )
+    assert not continues("I agreed: I prefer vegetarian recipes.")  # a confirmed statement stands alone
+    assert not continues("We're driving up to the Lake District.")
+    assert (
+        continuation(
+            "We've got a long weekend at Easter and want to get away.", "Nah, we're driving up instead."
+        )
+        == "We've got a long weekend at Easter and want to get away; we're driving up instead."
+    )
+    assert (
+        continuation("I need a new hobby.", "I agreed: bouldering.")
+        == "I need a new hobby; I agreed: bouldering."
+    )

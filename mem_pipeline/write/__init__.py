@@ -14,7 +14,8 @@
               later, in batches: ``links``); a short answer to the assistant's question is
               embedded with the question ("When is the baby due?" / "Due in October.")
     reconcile per fact, against the stored facts it may repeat or correct, found by similarity
-              and by slot (``reconcile``, ``text.slots``)
+              and by slot (``reconcile``, ``text.slots``); a reply that takes up or turns down
+              the assistant's suggestion is merged into the statement it answers
     apply     the points, concept counts, links and history events (``apply``); a turn takes its
               place among the turns before it (``turns``); a fact records its source turns
 
@@ -30,14 +31,14 @@ import logging
 import re
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
 
 from .._parts import Parts
 from ..errors import ExtractionPendingError, LLMError
-from ..models import AddEvent, AddResult, Category, ExtractedFact, Message, Scope, StoredFact
+from ..models import AddEvent, AddResult, Category, ExtractedFact, Message, Scope, StoredFact, session_key
 from ..store import VectorLike
 from ..text.dates import resolve_relative
 from ..text.lexical import content_words, split_sentences
@@ -49,7 +50,7 @@ from .apply import apply_decision, embed_text
 from .extract import Extractor
 from .ground import grounded_turns
 from .pending import keep_pending
-from .reconcile import Decision, Reconciler, decide
+from .reconcile import Decision, Reconciler, continuation, continues, decide
 
 __all__ = ["WRITE_CHUNK", "Writer"]
 
@@ -258,6 +259,18 @@ class Writer:
             )
             for f, slot, (near, in_slot) in zip(facts, slots, found)
         ]
+        with self.parts.lock:
+            for k, f in enumerate(facts):
+                d = decisions[k]
+                if d is not None and d.action == "ADD" and continues(f.text):
+                    prev = self._continued(scope, msgs, meta, f, turn_ids, when)
+                    if prev is not None:
+                        decisions[k] = Decision(
+                            "UPDATE",
+                            target=prev,
+                            text=continuation(prev.text, f.text),
+                            reason="carries on the statement before the assistant's suggestion",
+                        )
         self._ask_llm(facts, found, decisions, result)
         for start in range(0, len(facts), WRITE_CHUNK):
             with self.parts.lock, self.parts.journaled(scope, "add"):
@@ -285,6 +298,40 @@ class Writer:
                             slot=f"{slot.subject}/{slot.family}" if slot else None,
                         )
                     )
+
+    #: How long after the user's statement a reply to the assistant's suggestion still carries it on.
+    CONTINUES_WITHIN = timedelta(hours=1)
+
+    def _continued(
+        self,
+        scope: Scope,
+        msgs: Sequence[Message],
+        meta: dict[str, Any],
+        fact: ExtractedFact,
+        turn_ids: dict[int, str],
+        when: datetime,
+    ) -> StoredFact | None:
+        """The stored fact a reply carries on (``reconcile.continues``): the fact of the user's
+        turn just before the assistant's suggestion this reply answers, said within
+        :attr:`CONTINUES_WITHIN`; None when the reply answers no suggestion of this ``add``, or
+        that turn holds no single current fact."""
+        if len(fact.source_turns) != 1:
+            return None
+        i = fact.source_turns[0]
+        if not 0 < i < len(msgs) or msgs[i - 1].role != "assistant" or "?" not in msgs[i - 1].content:
+            return None
+        if any(m.role == "user" for m in msgs[:i]):
+            return None  # the statement before the suggestion is in this add: it is no stored fact
+        mine = set(turn_ids.values())
+        recent = self.parts.store.recent_raw(scope, session_key(meta.get("session")), 3)
+        before = [t for t in recent if t["id"] not in mine]
+        if not before:
+            return None
+        turn = self.parts.store.get_facts(scope, [before[0]["id"]])  # the view may lack its time
+        if not turn or when - turn[0].created_at > self.CONTINUES_WITHIN:
+            return None
+        facts = [f for f in self.parts.store.citing(scope, [turn[0].id]) if f.is_valid and f.kind == "fact"]
+        return facts[0] if len(facts) == 1 else None
 
     def _candidates(
         self, scope: Scope, vec: VectorLike, slot: Slot | None

@@ -66,7 +66,15 @@ def apply_decision(
     if decision.action == "UPDATE" and decision.target is not None:
         new_text = decision.text or fact.text
         rewrite(
-            parts, scope, decision.target, new_text, fact.concepts, now, reason=decision.reason, when=when
+            parts,
+            scope,
+            decision.target,
+            new_text,
+            fact.concepts,
+            now,
+            reason=decision.reason,
+            when=when,
+            sources=sources,
         )
         return [
             AddEvent(
@@ -277,10 +285,12 @@ def rewrite(
     reason: str = "",
     event: str = "UPDATE",
     when: datetime | None = None,
+    sources: Sequence[str] = (),
 ) -> None:
     """Replace a fact's text (same id): new vectors, merged concepts, an UPDATE event. ``now``
     is when the store changed; ``when`` (default ``now``), when it was said: the time the
-    concept links it adds are dated (an ``add`` with an explicit timestamp)."""
+    concept links it adds are dated (an ``add`` with an explicit timestamp). ``sources``: turns
+    the new text also comes from (a merge), added to the fact's own."""
     index_text = text if target.kind == "turn" else embed_text(text, target.metadata.get("speaker"))
     vec = parts.embed.embed_one(index_text)
     updated = target.model_copy(
@@ -288,6 +298,7 @@ def rewrite(
             "text": text,
             "updated_at": now,
             "concepts": list(dict.fromkeys([*target.concepts, *concepts]))[:MAX_CONCEPTS],
+            "sources": list(dict.fromkeys([*target.sources, *sources])),
         }
     )
     parts.store.upsert_facts([(updated, vec, index_text, index_text)])

@@ -36,7 +36,7 @@ _YES = re.compile(
 )
 _OFFER_LEAD = re.compile(
     r"^\s*(?:maybe|perhaps|how about|what about|why not|shall i|should i|would you like (?:me )?to|"
-    r"do you want (?:me )?to|want me to|you could|you might|have you considered)\s+",
+    r"do you want (?:me )?to|want me to|can i|could i|may i|you could|you might|have you considered)\s+",
     re.IGNORECASE,
 )
 
@@ -145,10 +145,22 @@ _YOURS = [
 ]
 
 
+# a yes/no question about the user ("Are you following a training plan?"), answered yes: what
+# the user confirmed of themselves, in the first person
+_ASKED_ABOUT_YOU = re.compile(r"^\s*(are|do|have|were)\s+you\s+(.+)$", re.IGNORECASE)
+_I_AM = {"are": "I am", "do": "I", "have": "I have", "were": "I was"}
+# any other question that opens on a verb of its own asks something no "yes" turns into a fact
+_AUXILIARY = re.compile(
+    r"^\s*(?:is|are|am|was|were|do|does|did|has|have|had|can|could|will|would|should|may|might|must)\b",
+    re.IGNORECASE,
+)
+
+
 def _agreed(prev: Message) -> list[str]:
     """What the user agreed to by a bare "yes" to the assistant's proposal just before: the
-    proposal (its last question), as a statement ("Maybe book a flight to Rome?" -> "I agreed
-    to book a flight to Rome.")."""
+    proposal (its last question), as a statement ("Maybe book a flight to Rome?" -> "I agreed:
+    book a flight to Rome."); a question about the user, as what they confirmed ("Are you
+    following a training plan?" -> "I am following a training plan.")."""
     if prev.role != "assistant":
         return []
     asked = [s for s in split_sentences(prev.content) if s.strip().endswith("?")]
@@ -157,6 +169,14 @@ def _agreed(prev: Message) -> list[str]:
     offer = _OFFER_LEAD.sub("", _PREMISE.sub("", asked[-1])).strip().rstrip("?").strip()
     offer = re.sub(r"^(?:i |we )?remember that ", "", offer, flags=re.IGNORECASE)
     if not tokens(offer):
+        return []
+    about = _ASKED_ABOUT_YOU.match(offer)
+    if about:  # "Are you following a training plan?" / "Yeah": a statement of the user's own
+        rest = about.group(2)
+        for pattern, mine in _YOURS:
+            rest = pattern.sub(mine, rest)
+        return [f"{_I_AM[about.group(1).lower()]} {rest}."]
+    if _AUXILIARY.match(offer):  # "Is anyone helping you out?": a question, not a proposal
         return []
     for pattern, mine in _YOURS:
         offer = pattern.sub(mine, offer)

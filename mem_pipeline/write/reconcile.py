@@ -27,6 +27,13 @@ The rules, in order (:func:`decide`; each decision says which rule made it):
    or NOOP, for all such facts of an ``add`` in one call.
 6. Otherwise ADD.
 
+**A continuation** (``Writer``, after the rules): a reply to the assistant's suggestion that
+takes it up ("I agreed: bouldering.") or goes another way ("Nah, we're driving up to the Lake
+District instead.") carries on the user's own statement just before it ("I need a new hobby
+for the winter.", "We've got a long weekend at Easter"): what the rules would ADD is merged into
+that fact instead (UPDATE; :func:`continuation`), so that the need and what became of it are one
+memory and a question about either finds both.
+
 A decision is a plain value; ``write.apply`` carries it out and writes the history.
 """
 
@@ -46,7 +53,16 @@ from ..text.slots import OVER, PROFESSIONS, Slot, changes, slot_of, tells_histor
 from ..text.smalltalk import FIRST_PERSON
 from ..text.voice import conflicting_specifics, third_person
 
-__all__ = ["Decision", "LLMReconciler", "Reconciler", "decide", "has_correction_cue", "remainder"]
+__all__ = [
+    "Decision",
+    "LLMReconciler",
+    "Reconciler",
+    "continuation",
+    "continues",
+    "decide",
+    "has_correction_cue",
+    "remainder",
+]
 
 Action = Literal["ADD", "REINFORCE", "UPDATE", "SUPERSEDE", "NOOP"]
 
@@ -64,6 +80,29 @@ class Decision:
     #: replaced facts of several clauses that keep the clauses the new fact does not touch:
     #: (id, their text, the text they keep) (:func:`remainder`)
     keep: tuple[tuple[str, str, str], ...] = field(default_factory=tuple)
+
+
+_INSTEAD = re.compile(r"\binstead\b", re.IGNORECASE)
+_DECLINE = re.compile(r"^\s*(?:nah|no|nope|not really|hmm+|ooh+|oh|well|ok(?:ay)?)\b[,.!]*\s*", re.IGNORECASE)
+
+
+def continues(text: str) -> bool:
+    """Whether a fact said in reply to the assistant's suggestion carries on the statement that
+    prompted it: it takes the proposal up ("I agreed: book a flight to Rome") or goes another way
+    ("... instead"). What the user confirmed of themselves ("I agreed: I prefer vegetarian
+    recipes") stands alone."""
+    if text.startswith("I agreed: I "):  # a statement of the user's own they confirmed stands alone
+        return False
+    return text.startswith("I agreed:") or bool(_INSTEAD.search(text))
+
+
+def continuation(previous: str, text: str) -> str:
+    """The statement ``previous`` carried on by ``text`` (pure): "We've got a long weekend at
+    Easter; we're driving up to the Lake District instead." (a leading "Nah," is dropped)."""
+    rest = _DECLINE.sub("", text).strip() or text.strip()
+    if not rest.startswith(("I ", "I'", "I’")):
+        rest = rest[:1].lower() + rest[1:]
+    return f"{previous.rstrip().rstrip('.!')}; {rest}"
 
 
 class Reconciler(Protocol):
