@@ -201,3 +201,25 @@ def test_a_reply_to_the_assistants_suggestion_is_merged_into_the_statement_it_an
             timestamp=at + timedelta(hours=5),
         )
         assert "UPDATE" not in [e.event for e in later.events]
+
+
+def test_a_new_diet_keeps_nothing_of_the_foods_the_old_one_named(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from datetime import timedelta
+
+    from mem_pipeline import Memory, MemoryConfig
+
+    at = datetime(2025, 11, 4, 12, tzinfo=timezone.utc)
+    with Memory(MemoryConfig(path=str(tmp_path / "s"))) as m:
+        m.add(
+            [{"role": "user", "content": "I eat meat every day, big fan of steak, love cycling to work."}],
+            user_id="u",
+            timestamp=at,
+        )
+        r = m.add(
+            [{"role": "user", "content": "I went vegetarian in January."}],
+            user_id="u",
+            timestamp=at + timedelta(days=90),
+        )
+        assert [e.event for e in r.events if e.kind == "fact"] == ["SUPERSEDE", "ADD"]
+        facts = sorted(f.text for f in m.get_all(user_id="u", kind="fact"))
+        assert facts == ["I went vegetarian in January.", "Love cycling to work."]  # no steak left

@@ -82,6 +82,14 @@ class Decision:
     keep: tuple[tuple[str, str, str], ...] = field(default_factory=tuple)
 
 
+#: Foods a change of diet may rule out: a clause naming one goes with the diet it was part of
+#: ("I eat meat every day, big fan of steak" -> vegetarian keeps nothing of it).
+_ANIMAL_FOOD = re.compile(
+    r"\b(?:meat|steaks?|beef|pork|bacon|ham|lamb|chicken|turkey|duck|sausages?|salami|burgers?|"
+    r"ribs|brisket|mince|veal|venison|fish|salmon|tuna|cod|prawns?|shrimps?|seafood|sushi|"
+    r"dairy|cheese|milk|butter|eggs?)\b",
+    re.IGNORECASE,
+)
 _INSTEAD = re.compile(r"\binstead\b", re.IGNORECASE)
 _DECLINE = re.compile(r"^\s*(?:nah|no|nope|not really|hmm+|ooh+|oh|well|ok(?:ay)?)\b[,.!]*\s*", re.IGNORECASE)
 
@@ -168,6 +176,8 @@ def decide(
                 # "I'm a senior developer now" after "I'm a junior developer at Spotify": a new
                 # title, the same employer ("Got promoted")
                 return _keeping(d, lambda clause: _sets(clause, slot.family), workplace=True)
+            if slot.family == "diet":  # "went vegetarian" ends "big fan of steak" too
+                return _keeping(d, lambda clause: _sets(clause, "diet") or bool(_ANIMAL_FOOD.search(clause)))
             return _keeping(d, lambda clause: _sets(clause, slot.family))
     for name in [*_NEGATED.findall(text), *_NOT_ANYMORE.findall(text)]:
         word = re.compile(rf"\b{re.escape(name)}\b", re.IGNORECASE)
