@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from mem_pipeline.models import Category, Message
+from mem_pipeline.models import Category, ExtractedFact, Message
 from mem_pipeline.text.phrases import candidate_phrases, normalize_concept
 from mem_pipeline.text.voice import conflicting_specifics
 from mem_pipeline.write.categories import guess_category
@@ -303,3 +303,49 @@ def test_a_reply_to_the_assistants_suggestion_carries_on_the_statement_before_it
         continuation("I need a new hobby.", "I agreed: bouldering.")
         == "I need a new hobby; I agreed: bouldering."
     )
+
+
+def test_an_llm_merge_that_drops_what_the_new_fact_says_is_an_add() -> None:
+    from typing import Any
+
+    from mem_pipeline.llm import Completion
+    from mem_pipeline.models import ReconcileBatch, ReconcileItem, Scope, StoredFact
+    from mem_pipeline.text.voice import missing_specifics
+    from mem_pipeline.write.reconcile import LLMReconciler
+
+    assert missing_specifics("The vet appointment is on Thursday at 4pm.", "Mochi needs the vet.") == {
+        "4",
+        "pm",
+        "thursday",
+    }
+    assert (
+        missing_specifics("The vet appointment is on Thursday.", "Mochi sees the vet on Thursday.") == set()
+    )
+
+    class Answers:  # an LLM client that answers with the given merges
+        def __init__(self, text: str) -> None:
+            self.text = text
+
+        def complete(self, schema: Any, prompt: str) -> Completion[ReconcileBatch]:
+            item = ReconcileItem(fact=0, action="UPDATE", target=0, text=self.text, reason="adds detail")
+            return Completion(ReconcileBatch(decisions=[item]), "", 1, 10, 5)
+
+    old = StoredFact(
+        id="f1",
+        text="The user needs to get Mochi to the vet.",
+        category=Category.OTHER,
+        concepts=[],
+        scope=Scope.of("u"),
+        created_at=NOW,
+        updated_at=NOW,
+        last_seen_at=NOW,
+        valid_from=NOW,
+    )
+    new = ExtractedFact(
+        text="The user booked the vet for Thursday at 4pm.", category=Category.PLAN, concepts=[]
+    )
+    (d,) = LLMReconciler(Answers(old.text)).decide_many([(new, [old])])  # type: ignore[arg-type]
+    assert d.action == "ADD" and "left out 4, pm, thursday" in d.reason
+    kept = "The user needs to get Mochi to the vet on Thursday at 4pm."
+    (d,) = LLMReconciler(Answers(kept)).decide_many([(new, [old])])  # type: ignore[arg-type]
+    assert d.action == "UPDATE" and d.text == kept and d.target is old

@@ -8,7 +8,14 @@ import unicodedata
 
 from .lexical import _TOKEN_RE, STOPWORDS, content_words, stem, tokens
 
-__all__ = ["conflicting_specifics", "first_person", "in_person", "strip_filler", "third_person"]
+__all__ = [
+    "conflicting_specifics",
+    "first_person",
+    "in_person",
+    "missing_specifics",
+    "strip_filler",
+    "third_person",
+]
 
 _SPECIFIC = frozenset(
     """
@@ -52,6 +59,34 @@ _VOICE = frozenset(
 )
 
 
+def _specifics(text: str) -> set[str]:
+    out = set()
+    text = _THOUSANDS.sub(r"\1\2", unicodedata.normalize("NFKC", text))
+    text = _UNIT.sub(r"\1 \2", text)
+    raw = [_NUMBER_WORDS.get(t.lower(), t) for t in _TOKEN_RE.findall(text)]
+    for i, tok in enumerate(raw):
+        low = tok.lower().replace("’", "'")
+        if low in _VOICE or (low in ("am", "pm") and not (i and raw[i - 1].isdigit())):
+            continue
+        if low.endswith("n't"):
+            out.add("n't")
+            continue
+        if (
+            any(ch.isdigit() for ch in low)
+            or low in _SPECIFIC
+            or (i > 0 and tok[:1].isupper() and low not in STOPWORDS)
+        ):
+            out.add(stem(low.removesuffix("'s")))
+    return out
+
+
+def missing_specifics(a: str, b: str) -> set[str]:
+    """The specifics of ``a`` (as :func:`conflicting_specifics` counts them) that ``b`` lacks:
+    what a merged sentence ``b`` dropped of the fact ``a`` ("on Thursday at 4pm")."""
+    lb = set(content_words(b)) | {stem(t) for t in tokens(b)}
+    return {t for t in _specifics(a) - _specifics(b) if t not in lb}
+
+
 def conflicting_specifics(a: str, b: str) -> set[str]:
     """Tokens that one text has and the other lacks, and that change what a fact says.
 
@@ -60,32 +95,8 @@ def conflicting_specifics(a: str, b: str) -> set[str]:
     check: two sentences that differ in one of these are not the same fact, however close
     their embeddings ("rent is 1,200" / "rent is 1,500" have cosine 0.985).
     """
-
-    def specifics(text: str) -> set[str]:
-        out = set()
-        text = _THOUSANDS.sub(r"\1\2", unicodedata.normalize("NFKC", text))
-        text = _UNIT.sub(r"\1 \2", text)
-        raw = [_NUMBER_WORDS.get(t.lower(), t) for t in _TOKEN_RE.findall(text)]
-        for i, tok in enumerate(raw):
-            low = tok.lower().replace("’", "'")
-            if low in _VOICE or (low in ("am", "pm") and not (i and raw[i - 1].isdigit())):
-                continue
-            if low.endswith("n't"):
-                out.add("n't")
-                continue
-            if (
-                any(ch.isdigit() for ch in low)
-                or low in _SPECIFIC
-                or (i > 0 and tok[:1].isupper() and low not in STOPWORDS)
-            ):
-                out.add(stem(low.removesuffix("'s")))
-        return out
-
-    sa, sb = specifics(a), specifics(b)
     # a capitalised word is only "specific" when the other side lacks it in any case
-    la = set(content_words(a)) | {stem(t) for t in tokens(a)}
-    lb = set(content_words(b)) | {stem(t) for t in tokens(b)}
-    return {t for t in sa - sb if t not in lb} | {t for t in sb - sa if t not in la}
+    return missing_specifics(a, b) | missing_specifics(b, a)
 
 
 _VOICE_MAP = [

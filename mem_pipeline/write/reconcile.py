@@ -51,7 +51,7 @@ from ..models import ExtractedFact, ReconcileBatch, StoredFact
 from ..text.lexical import STOPWORDS, content_words, stem
 from ..text.slots import OVER, PROFESSIONS, Slot, changes, slot_of, tells_history
 from ..text.smalltalk import FIRST_PERSON
-from ..text.voice import conflicting_specifics, third_person
+from ..text.voice import conflicting_specifics, missing_specifics, third_person
 
 __all__ = [
     "Decision",
@@ -468,6 +468,15 @@ class LLMReconciler:
                 decisions[d.fact] = Decision("ADD", reason=f"LLM answered {d.action} for no listed fact")
             else:
                 text = d.text if d.action == "UPDATE" and d.text else None
+                lost = (
+                    missing_specifics(third_person(items[d.fact][0].text), third_person(text))
+                    if text
+                    else set()
+                )
+                if lost:  # a merge must keep what the new fact says: "on Thursday at 4pm"
+                    why = f"LLM's UPDATE left out {', '.join(sorted(lost))} of the new fact"
+                    decisions[d.fact] = Decision("ADD", reason=why)
+                    continue
                 decisions[d.fact] = Decision(
                     d.action, target=listed[d.target], text=text, reason=f"LLM: {d.reason}".strip()
                 )
