@@ -12,8 +12,11 @@ from mem_pipeline.write.extract import Extraction
 from mem_pipeline.write.ground import ground, widen
 
 CHAT = [
-    Message(role="user", name="Caroline",
-            content="I went to a LGBTQ support group yesterday and it was so powerful."),
+    Message(
+        role="user",
+        name="Caroline",
+        content="I went to a LGBTQ support group yesterday and it was so powerful.",
+    ),
     Message(role="user", name="Melanie", content="Wow, that sounds great! What happened there?"),
     Message(role="user", name="Caroline", content="The transgender stories were so inspiring!"),
     Message(role="user", name="Melanie", content="My kids loved the museum and the dinosaur exhibit."),
@@ -55,8 +58,13 @@ class _Fixed:
 
 def test_add_keeps_the_widened_fact_with_its_turns_and_writes_its_dates_out() -> None:
     when = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
-    extractor = _Fixed([(FACT, [0]), ("Caroline went to the support group yesterday.", [0]),
-                        ("Caroline adopted a golden retriever named Biscuit.", [0])])
+    extractor = _Fixed(
+        [
+            (FACT, [0]),
+            ("Caroline went to the support group yesterday.", [0]),
+            ("Caroline adopted a golden retriever named Biscuit.", [0]),
+        ]
+    )
     with Memory(config=MemoryConfig(path=":memory:"), extractor=extractor) as mem:
         res = mem.add([m.model_dump() for m in CHAT], user_id="c", timestamp=when)
         assert res.widened == 1
@@ -100,3 +108,19 @@ def test_a_one_word_proposal_the_user_took_up_is_grounded_without_its_frame() ->
         m.add(msgs, user_id="u", timestamp=datetime(2025, 11, 2, 18, tzinfo=timezone.utc))
         facts = [f.text for f in m.get_all(user_id="u") if f.kind == "fact"]
         assert "I agreed: bouldering." in facts
+
+
+def test_a_reply_that_puts_the_suggestion_off_lends_it_nothing() -> None:
+    from mem_pipeline.write.ground import fact_sources
+
+    offer = Message(role="assistant", content="How about a spa voucher? Most mums love a day off.")
+    for reply in ("Hmm, let me think about it.", "Maybe later, thanks.", "Not sure yet."):
+        msgs = [offer, Message(role="user", content=reply)]
+        assert fact_sources(msgs, [1]) == [reply], reply
+        assert ground("The user thought about getting a spa voucher.", fact_sources(msgs, [1])) is not None
+    # a short answer still rests on the question it answers
+    asked = [
+        Message(role="assistant", content="What is your dog called?"),
+        Message(role="user", content="Pepper."),
+    ]
+    assert fact_sources(asked, [1]) == ["Pepper.", "What is your dog called?"]

@@ -153,10 +153,20 @@ _CONFIRM = re.compile(
 )
 
 
+#: A short reply that takes nothing up: it puts the question off or turns it down ("Hmm, let
+#: me think about it.", "Maybe later, thanks.", "Not sure yet").
+_PUTS_OFF = re.compile(
+    r"\b(?:let me think|i['’]?ll think|think about it|maybe later|not (?:sure|yet|now|really)|"
+    r"no thanks|no thank you|nah|dunno|i don['’]?t know|we['’]?ll see|not today)\b",
+    re.IGNORECASE,
+)
+
+
 def fact_sources(messages: Sequence[Message], cited: Sequence[int]) -> list[str]:
     """The texts a fact citing messages ``cited`` may rest on: each cited user turn; with it
     the assistant's message just before when the turn confirms it ("Yes, book that") or is a
-    short answer to it ("Pepper." to "What is your dog called?"); and a cited assistant
+    short answer to it ("Pepper." to "What is your dog called?"), unless it puts the question
+    off ("Hmm, let me think about it."); and a cited assistant
     message only when the user's next turn confirms it. An assistant's suggestion the user did
     not take up supports nothing."""
     out = []
@@ -171,6 +181,7 @@ def fact_sources(messages: Sequence[Message], cited: Sequence[int]) -> list[str]
                 prev is not None
                 and prev.role == "assistant"
                 and (_CONFIRM.match(m.content) or ("?" in prev.content and len(tokens(m.content)) <= 6))
+                and not _PUTS_OFF.search(m.content)
             ):
                 out.append(prev.content)
         else:
