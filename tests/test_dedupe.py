@@ -223,3 +223,29 @@ def test_a_new_diet_keeps_nothing_of_the_foods_the_old_one_named(tmp_path) -> No
         assert [e.event for e in r.events if e.kind == "fact"] == ["SUPERSEDE", "ADD"]
         facts = sorted(f.text for f in m.get_all(user_id="u", kind="fact"))
         assert facts == ["I went vegetarian in January.", "Love cycling to work."]  # no steak left
+
+
+def test_a_slip_corrected_minutes_later_keeps_the_rest_of_the_fact(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from datetime import timedelta
+
+    from mem_pipeline import Memory, MemoryConfig
+
+    at = datetime(2025, 10, 7, 19, 30, tzinfo=timezone.utc)
+    said = "Our son Kwame is in Year 3 at St Mary's, he's loving it so far."
+    with Memory(MemoryConfig(path=str(tmp_path / "s"))) as m:
+        first = m.add([{"role": "user", "content": said}], user_id="u", timestamp=at)
+        (fid,) = [e.id for e in first.events if e.kind == "fact"]
+        fix = "Small correction to what I said, he's at Oakfield Primary. St Mary's was his old school."
+        r = m.add([{"role": "user", "content": fix}], user_id="u", timestamp=at + timedelta(minutes=2))
+        (update,) = [e for e in r.events if e.event == "UPDATE"]
+        assert update.id == fid and "Kwame is in Year 3 at Oakfield Primary" in update.text
+        assert m.history(fid, user_id="u")[-1].old_text == said  # what was said first is kept
+        hits = m.search("Which school does Kwame go to?", user_id="u", now=at + timedelta(days=3)).hits
+        assert hits and "Oakfield" in hits[0].text
+        # a day later the same words correct nothing they could name
+        later = m.add(
+            [{"role": "user", "content": "Correction: he's at Hillside now."}],
+            user_id="u",
+            timestamp=at + timedelta(days=1),
+        )
+        assert "UPDATE" not in [e.event for e in later.events]

@@ -349,3 +349,24 @@ def test_an_llm_merge_that_drops_what_the_new_fact_says_is_an_add() -> None:
     kept = "The user needs to get Mochi to the vet on Thursday at 4pm."
     (d,) = LLMReconciler(Answers(kept)).decide_many([(new, [old])])  # type: ignore[arg-type]
     assert d.action == "UPDATE" and d.text == kept and d.target is old
+
+
+def test_a_slip_corrected_puts_its_name_in_place_of_the_one_it_replaces() -> None:
+    from mem_pipeline.write.reconcile import corrects_slip, substituted
+
+    kwame = "Our son Kwame is in Year 3 at St Mary's, he's loving it so far."
+    fixed = "Our son Kwame is in Year 3 at Oakfield Primary, he's loving it so far."
+    assert substituted(kwame, "Small correction to what I said, he's at Oakfield Primary.") == fixed
+    assert (
+        substituted("My sister Clara lives in Rennes.", "I meant Nantes.")
+        == "My sister Clara lives in Nantes."
+    )
+    assert substituted("I work at the Bank of England in London.", "Sorry, I meant at the Royal Mint.") == (
+        "I work at the Royal Mint in London."
+    )
+    # a date is no name to replace; two places after "in" leave "I meant" undecided; the same name is no slip
+    assert substituted("I'm visiting her in May 2026.", "I meant Nantes.") is None
+    assert substituted("I was born in Leeds and live in York.", "I meant Hull.") is None
+    assert substituted("My sister Clara lives in Rennes.", "Correction: she lives in Rennes.") is None
+    assert corrects_slip("Small correction to what I said, he's at Oakfield Primary.")
+    assert corrects_slip("Sorry, I meant Nantes.") and not corrects_slip("I love Nantes.")

@@ -15,7 +15,8 @@
               embedded with the question ("When is the baby due?" / "Due in October.")
     reconcile per fact, against the stored facts it may repeat or correct, found by similarity
               and by slot (``reconcile``, ``text.slots``); a reply that takes up or turns down
-              the assistant's suggestion is merged into the statement it answers
+              the assistant's suggestion is merged into the statement it answers, and a
+              slip corrected ("I meant Nantes") puts its name into the fact it corrects
     apply     the points, concept counts, links and history events (``apply``); a turn takes its
               place among the turns before it (``turns``); a fact records its source turns
 
@@ -50,7 +51,7 @@ from .apply import apply_decision, embed_text
 from .extract import Extractor
 from .ground import grounded_turns
 from .pending import keep_pending
-from .reconcile import Decision, Reconciler, continuation, continues, decide
+from .reconcile import Decision, Reconciler, continuation, continues, corrects_slip, decide, substituted
 
 __all__ = ["WRITE_CHUNK", "Writer"]
 
@@ -260,8 +261,18 @@ class Writer:
             for f, slot, (near, in_slot) in zip(facts, slots, found)
         ]
         with self.parts.lock:
+            corrected: set[str] = set()  # facts a slip correction of this add rewrote
             for k, f in enumerate(facts):
                 d = decisions[k]
+                if d is not None and d.target is not None and d.target.id in corrected:
+                    decisions[k] = Decision("NOOP", target=d.target, reason="this add already corrected it")
+                    continue
+                if d is not None and d.action == "ADD" and corrects_slip(f.text):
+                    slip = self._slip(scope, meta, f, turn_ids, when)
+                    if slip is not None and slip.target is not None:
+                        decisions[k] = slip
+                        corrected.add(slip.target.id)
+                        continue
                 if d is not None and d.action == "ADD" and continues(f.text):
                     prev = self._continued(scope, msgs, meta, f, turn_ids, when)
                     if prev is not None:
@@ -322,16 +333,41 @@ class Writer:
             return None
         if any(m.role == "user" for m in msgs[:i]):
             return None  # the statement before the suggestion is in this add: it is no stored fact
+        facts = self._said_before(scope, meta, turn_ids, when)
+        return facts[0] if len(facts) == 1 else None
+
+    def _said_before(
+        self, scope: Scope, meta: dict[str, Any], turn_ids: dict[int, str], when: datetime
+    ) -> list[StoredFact]:
+        """The current facts of the user's latest turn before this ``add`` (of its session), when
+        it was said within :attr:`CONTINUES_WITHIN`."""
         mine = set(turn_ids.values())
         recent = self.parts.store.recent_raw(scope, session_key(meta.get("session")), 3)
         before = [t for t in recent if t["id"] not in mine]
         if not before:
-            return None
+            return []
         turn = self.parts.store.get_facts(scope, [before[0]["id"]])  # the view may lack its time
         if not turn or when - turn[0].created_at > self.CONTINUES_WITHIN:
-            return None
-        facts = [f for f in self.parts.store.citing(scope, [turn[0].id]) if f.is_valid and f.kind == "fact"]
-        return facts[0] if len(facts) == 1 else None
+            return []
+        return [f for f in self.parts.store.citing(scope, [turn[0].id]) if f.is_valid and f.kind == "fact"]
+
+    def _slip(
+        self,
+        scope: Scope,
+        meta: dict[str, Any],
+        fact: ExtractedFact,
+        turn_ids: dict[int, str],
+        when: datetime,
+    ) -> Decision | None:
+        """An UPDATE that puts the name a correction of a slip gives in place of the one it
+        replaces, in a fact of the user's turn before (``reconcile.substituted``), or None."""
+        for old in self._said_before(scope, meta, turn_ids, when):
+            text = substituted(old.text, fact.text)
+            if text is not None:
+                return Decision(
+                    "UPDATE", target=old, text=text, reason="a slip corrected: the rest of it kept"
+                )
+        return None
 
     def _candidates(
         self, scope: Scope, vec: VectorLike, slot: Slot | None
