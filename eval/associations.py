@@ -111,10 +111,11 @@ def measure(m: Memory, chains: list[dict[str, Any]], template: str, expand: bool
         t = time.perf_counter()
         r = m.search(template.format(x=ch["x"]), user_id=ch["user"], limit=k, expand=expand, reinforce=False)
         ms.append((time.perf_counter() - t) * 1000)
-        ids = [h.id for h in r.hits]
-        found += ch["z_id"] in ids
+        # what the links reach comes beside the hits (``Recall.associations``), not inside them
+        got = [*r.hits, *r.associations]
+        found += ch["z_id"] in {h.id for h in got}
         chain_ids = {ch["z_id"], *ch["xy_ids"]}
-        for h in r.hits:
+        for h in got:
             if h.source in ("association", "concept"):
                 assoc_total += 1
                 assoc_right += h.id in chain_ids
@@ -164,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     res["example_after_feedback"] = {
         "query": r.query,
         "expanded": r.expanded_concepts,
-        "paths": [h.via.path for h in r.hits if h.via],
+        "paths": [h.via.path for h in [*r.hits, *r.associations] if h.via],
     }
     print(json.dumps(res, indent=1))
     if args.json:
