@@ -366,7 +366,7 @@ def _has(text: str, needles: Iterable[str]) -> bool:
 _ENDED = re.compile(
     r"\b(?:quit|left|no longer|not \w+(?: \w+)? any ?more|anymore|any more|broke up|split up|sold|"
     r"gone off|went off|done with|stopped|gave up|used to|moved (?:out|away) from|didn['’]t last|"
-    r"didn['’]t work out|cancell?ed|ended|not into|ex-)",
+    r"didn['’]t work out|cancell?ed|ended|not into|ex-|(?:my|his|her|their|our) (?:old|former|previous)\b)",
     re.IGNORECASE,
 )
 

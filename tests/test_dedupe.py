@@ -240,8 +240,11 @@ def test_a_slip_corrected_minutes_later_keeps_the_rest_of_the_fact(tmp_path) -> 
         (update,) = [e for e in r.events if e.event == "UPDATE"]
         assert update.id == fid and "Kwame is in Year 3 at Oakfield Primary" in update.text
         assert m.history(fid, user_id="u")[-1].old_text == said  # what was said first is kept
-        hits = m.search("Which school does Kwame go to?", user_id="u", now=at + timedelta(days=3)).hits
-        assert hits and "Oakfield" in hits[0].text
+        r = m.search("Which school does Kwame go to?", user_id="u", now=at + timedelta(days=3))
+        assert r.hits and "Oakfield" in r.hits[0].text
+        # the first turn, which says what no longer holds, comes back neither as a hit nor beside them
+        shown = [*r.hits, *r.associations]
+        assert said not in [h.text for h in shown] and said not in r.to_prompt()
         # a day later the same words correct nothing they could name
         later = m.add(
             [{"role": "user", "content": "Correction: he's at Hillside now."}],

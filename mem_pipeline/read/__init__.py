@@ -134,7 +134,11 @@ class Reader:
                     )
             if found is None:
                 return Recall(query=text, hits=hits, query_concepts=qc)
-            assoc = pick(found, {h.id for h in hits}, cfg.association_limit)
+            # a hit's own turns are not associations either: its fact already says them (as a
+            # turn folds under its fact), and a corrected fact's first turn says what it no
+            # longer holds
+            direct = {h.id for h in hits} | {t for h in hits for t in h.sources}
+            assoc = pick(found, direct, cfg.association_limit)
             return Recall(
                 query=text, hits=hits, associations=assoc, query_concepts=qc, expanded_concepts=found.expanded
             )

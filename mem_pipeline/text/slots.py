@@ -265,9 +265,10 @@ def changes(text: str) -> bool:
 #: into it any more"): shared with the reconciler's change rule (``write.reconcile``).
 OVER = r"gone off|went off|done with|over (?:it|them)|got rid of|didn['’]t last|not into|no more"
 #: ... and those that say it here, beyond a slot's own (_STOPPED): "cancelled my gym
-#: membership", "Barcelona didn't work out".
+#: membership", "Barcelona didn't work out", "St Mary's was his old school".
 _ENDED = re.compile(
-    rf"\b(?:{OVER}|sold (?:my|the|our)|cancell?ed|didn['’]t work out|ex-)",
+    rf"\b(?:{OVER}|sold (?:my|the|our)|cancell?ed|didn['’]t work out|ex-|"
+    r"(?:was|were) (?:my|his|her|their|our) (?:old|former|previous))",
     re.IGNORECASE,
 )
 #: A question about the past, or about something ending ("what did I use to...", "did I quit").
