@@ -95,7 +95,13 @@ class Decision:
 _ANIMAL_FOOD = re.compile(
     r"\b(?:meat|steaks?|beef|pork|bacon|ham|lamb|chicken|turkey|duck|sausages?|salami|burgers?|"
     r"ribs|brisket|mince|veal|venison|fish|salmon|tuna|cod|prawns?|shrimps?|seafood|sushi|"
-    r"dairy|cheese|milk|butter|eggs?)\b",
+    r"dairy|cheese|milk|butter|eggs?)\b(?![- ]free)",
+    re.IGNORECASE,
+)
+#: ... a diet that rules them out ("dairy-free recipe" is a dish, not a diet that ends steak)
+_NO_ANIMAL = re.compile(
+    r"\b(?:vegetarian|vegan|pescatarian|pescetarian|plant[- ]based|no longer eats?|"
+    r"(?:don['’]t|doesn['’]t) eat|stopped eating|gave up (?:meat|dairy|fish))\b",
     re.IGNORECASE,
 )
 _INSTEAD = re.compile(r"\binstead\b", re.IGNORECASE)
@@ -231,7 +237,9 @@ def decide(
                 # "I'm a senior developer now" after "I'm a junior developer at Spotify": a new
                 # title, the same employer ("Got promoted")
                 return _keeping(d, lambda clause: _sets(clause, slot.family), workplace=True)
-            if slot.family == "diet":  # "went vegetarian" ends "big fan of steak" too
+            if slot.family == "diet" and _NO_ANIMAL.search(
+                text
+            ):  # "went vegetarian" ends "big fan of steak" too
                 return _keeping(d, lambda clause: _sets(clause, "diet") or bool(_ANIMAL_FOOD.search(clause)))
             return _keeping(d, lambda clause: _sets(clause, slot.family))
     for name in [*_NEGATED.findall(text), *_NOT_ANYMORE.findall(text)]:
