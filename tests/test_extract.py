@@ -286,7 +286,7 @@ def test_a_yes_to_a_question_about_the_user_is_their_own_statement_and_other_que
 
 
 def test_a_reply_to_the_assistants_suggestion_carries_on_the_statement_before_it() -> None:
-    from mem_pipeline.write.reconcile import continuation, continues
+    from mem_pipeline.write.followups import continuation, continues
 
     assert continues("I agreed: bouldering.") and continues(
         "Nah, we're driving up to the Lake District instead."
@@ -352,7 +352,7 @@ def test_an_llm_merge_that_drops_what_the_new_fact_says_is_an_add() -> None:
 
 
 def test_a_slip_corrected_puts_its_name_in_place_of_the_one_it_replaces() -> None:
-    from mem_pipeline.write.reconcile import corrects_slip, substituted
+    from mem_pipeline.write.followups import corrects_slip, substituted
 
     kwame = "Our son Kwame is in Year 3 at St Mary's, he's loving it so far."
     fixed = "Our son Kwame is in Year 3 at Oakfield Primary, he's loving it so far."

@@ -741,18 +741,18 @@ def test_of_two_near_ties_a_question_about_now_prefers_what_says_it_holds_now() 
 
 def test_a_short_answer_to_the_assistants_question_is_embedded_with_it() -> None:
     from mem_pipeline.models import Message
-    from mem_pipeline.write import _with_question
+    from mem_pipeline.write.followups import with_question
 
     asked = [Message(role="assistant", content="Congratulations!! When is the baby due?")]
     due = [*asked, Message(role="user", content="Due in October.")]
-    assert _with_question(due, 1, "Due in October.") == "When is the baby due? Due in October."
+    assert with_question(due, 1, "Due in October.") == "When is the baby due? Due in October."
     # a statement of its own, a proposal or a yes/no offer, and a turn with no question before it
     long = [*asked, Message(role="user", content="Due in October, we found out it's a girl last week!")]
-    assert _with_question(long, 1, long[1].content) == long[1].content
+    assert with_question(long, 1, long[1].content) == long[1].content
     for offer in ("What about bouldering?", "Want some vegetarian recipe ideas?"):
         msgs = [Message(role="assistant", content=offer), Message(role="user", content="Maybe later.")]
-        assert _with_question(msgs, 1, "Maybe later.") == "Maybe later."
-    assert _with_question(due[1:], 0, "Due in October.") == "Due in October."
+        assert with_question(msgs, 1, "Maybe later.") == "Maybe later."
+    assert with_question(due[1:], 0, "Due in October.") == "Due in October."
 
 
 def test_a_short_answer_ranks_on_what_it_answers(mem) -> None:

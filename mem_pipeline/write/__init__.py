@@ -29,29 +29,28 @@ pending for a retry (``pending``): nothing said is lost.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 
 from .._parts import Parts
 from ..errors import ExtractionPendingError, LLMError
-from ..models import AddEvent, AddResult, Category, ExtractedFact, Message, Scope, StoredFact, session_key
+from ..models import AddEvent, AddResult, Category, ExtractedFact, Message, Scope, StoredFact
 from ..store import VectorLike
 from ..text.dates import resolve_relative
-from ..text.lexical import content_words, split_sentences
 from ..text.phrases import candidate_phrases, normalize_concept
 from ..text.slots import Slot, slot_of
 from ..text.smalltalk import is_small_talk
 from ..text.voice import conflicting_specifics
 from .apply import apply_decision, embed_text
 from .extract import Extractor
+from .followups import follow_up, with_question
 from .ground import grounded_turns
 from .pending import keep_pending
-from .reconcile import Decision, Reconciler, continuation, continues, corrects_slip, decide, substituted
+from .reconcile import Decision, Reconciler, decide
 
 __all__ = ["WRITE_CHUNK", "Writer"]
 
@@ -60,27 +59,6 @@ log = logging.getLogger(__name__)
 #: Points written per hold of the store's lock (and per journal entry): a large ``add`` lets
 #: other callers in between chunks.
 WRITE_CHUNK = 16
-
-
-#: At most this many content words make a reply short enough to mean what it answers.
-SHORT_ANSWER = 4
-# a question that asks for something (not a proposal: "What about bouldering?", "How about
-# Rome?"), which a short reply answers ("When is the baby due?" / "Due in October.")
-_ASKS_WH = re.compile(r"^\W*(?!(?:what|how) about\b)(?:what|when|where|which|who|whose|how|why)\b", re.I)
-
-
-def _with_question(msgs: Sequence[Message], i: int, text: str) -> str:
-    """What ``text`` (said in the user turn ``msgs[i]``, or a fact of it) is embedded as: with
-    the question of the assistant's message just before it when the turn answers it in a few
-    words ("When is the baby due?" / "Due in October.", "Yes, book it."), else as it is."""
-    if not 0 < i < len(msgs) or msgs[i].role != "user" or msgs[i - 1].role != "assistant":
-        return text
-    if len(content_words(msgs[i].content)) > SHORT_ANSWER or len(content_words(text)) > SHORT_ANSWER:
-        return text
-    asked = [q for q in split_sentences(msgs[i - 1].content) if q.rstrip().endswith("?")]
-    if not asked or not _ASKS_WH.match(asked[-1]):  # a yes/no offer: "Maybe later, thanks."
-        return text
-    return f"{asked[-1].strip()} {text}"
 
 
 class Writer:
@@ -123,9 +101,9 @@ class Writer:
         # a short answer to the assistant's question means what the question asks ("When is the
         # baby due?" / "Due in October."): it is embedded with the question before it. Its text,
         # its lexical entry and what it lends its neighbours stay its own
-        dense_turns = [_with_question(msgs, i, t) for (i, _), t in zip(turns, turn_texts)]
+        dense_turns = [with_question(msgs, i, t) for (i, _), t in zip(turns, turn_texts)]
         dense_facts = [
-            _with_question(msgs, f.source_turns[0], t) if len(f.source_turns) == 1 else t
+            with_question(msgs, f.source_turns[0], t) if len(f.source_turns) == 1 else t
             for f, t in zip(facts, fact_texts)
         ]
         # one embedding call per add: the turns and the facts. The names of concepts new to
@@ -260,28 +238,8 @@ class Writer:
             )
             for f, slot, (near, in_slot) in zip(facts, slots, found)
         ]
-        with self.parts.lock:
-            corrected: set[str] = set()  # facts a slip correction of this add rewrote
-            for k, f in enumerate(facts):
-                d = decisions[k]
-                if d is not None and d.target is not None and d.target.id in corrected:
-                    decisions[k] = Decision("NOOP", target=d.target, reason="this add already corrected it")
-                    continue
-                if d is not None and d.action == "ADD" and corrects_slip(f.text):
-                    slip = self._slip(scope, meta, f, turn_ids, when)
-                    if slip is not None and slip.target is not None:
-                        decisions[k] = slip
-                        corrected.add(slip.target.id)
-                        continue
-                if d is not None and d.action == "ADD" and continues(f.text):
-                    prev = self._continued(scope, msgs, meta, f, turn_ids, when)
-                    if prev is not None:
-                        decisions[k] = Decision(
-                            "UPDATE",
-                            target=prev,
-                            text=continuation(prev.text, f.text),
-                            reason="carries on the statement before the assistant's suggestion",
-                        )
+        with self.parts.lock:  # a reply or a slip may carry on the turn before (``followups``)
+            follow_up(self.parts, scope, msgs, meta, facts, decisions, set(turn_ids.values()), when)
         self._ask_llm(facts, found, decisions, result)
         for start in range(0, len(facts), WRITE_CHUNK):
             with self.parts.lock, self.parts.journaled(scope, "add"):
@@ -309,65 +267,6 @@ class Writer:
                             slot=f"{slot.subject}/{slot.family}" if slot else None,
                         )
                     )
-
-    #: How long after the user's statement a reply to the assistant's suggestion still carries it on.
-    CONTINUES_WITHIN = timedelta(hours=1)
-
-    def _continued(
-        self,
-        scope: Scope,
-        msgs: Sequence[Message],
-        meta: dict[str, Any],
-        fact: ExtractedFact,
-        turn_ids: dict[int, str],
-        when: datetime,
-    ) -> StoredFact | None:
-        """The stored fact a reply carries on (``reconcile.continues``): the fact of the user's
-        turn just before the assistant's suggestion this reply answers, said within
-        :attr:`CONTINUES_WITHIN`; None when the reply answers no suggestion of this ``add``, or
-        that turn holds no single current fact."""
-        if len(fact.source_turns) != 1:
-            return None
-        i = fact.source_turns[0]
-        if not 0 < i < len(msgs) or msgs[i - 1].role != "assistant" or "?" not in msgs[i - 1].content:
-            return None
-        if any(m.role == "user" for m in msgs[:i]):
-            return None  # the statement before the suggestion is in this add: it is no stored fact
-        facts = self._said_before(scope, meta, turn_ids, when)
-        return facts[0] if len(facts) == 1 else None
-
-    def _said_before(
-        self, scope: Scope, meta: dict[str, Any], turn_ids: dict[int, str], when: datetime
-    ) -> list[StoredFact]:
-        """The current facts of the user's latest turn before this ``add`` (of its session), when
-        it was said within :attr:`CONTINUES_WITHIN`."""
-        mine = set(turn_ids.values())
-        recent = self.parts.store.recent_raw(scope, session_key(meta.get("session")), 3)
-        before = [t for t in recent if t["id"] not in mine]
-        if not before:
-            return []
-        turn = self.parts.store.get_facts(scope, [before[0]["id"]])  # the view may lack its time
-        if not turn or when - turn[0].created_at > self.CONTINUES_WITHIN:
-            return []
-        return [f for f in self.parts.store.citing(scope, [turn[0].id]) if f.is_valid and f.kind == "fact"]
-
-    def _slip(
-        self,
-        scope: Scope,
-        meta: dict[str, Any],
-        fact: ExtractedFact,
-        turn_ids: dict[int, str],
-        when: datetime,
-    ) -> Decision | None:
-        """An UPDATE that puts the name a correction of a slip gives in place of the one it
-        replaces, in a fact of the user's turn before (``reconcile.substituted``), or None."""
-        for old in self._said_before(scope, meta, turn_ids, when):
-            text = substituted(old.text, fact.text)
-            if text is not None:
-                return Decision(
-                    "UPDATE", target=old, text=text, reason="a slip corrected: the rest of it kept"
-                )
-        return None
 
     def _candidates(
         self, scope: Scope, vec: VectorLike, slot: Slot | None

@@ -27,18 +27,8 @@ The rules, in order (:func:`decide`; each decision says which rule made it):
    or NOOP, for all such facts of an ``add`` in one call.
 6. Otherwise ADD.
 
-**A continuation** (``Writer``, after the rules): a reply to the assistant's suggestion that
-takes it up ("I agreed: bouldering.") or goes another way ("Nah, we're driving up to the Lake
-District instead.") carries on the user's own statement just before it ("I need a new hobby
-for the winter.", "We've got a long weekend at Easter"): what the rules would ADD is merged into
-that fact instead (UPDATE; :func:`continuation`), so that the need and what became of it are one
-memory and a question about either finds both.
-
-**A slip corrected** (``Writer``, after the rules): a statement that says it corrects what the
-user just said ("Small correction to what I said, he's at Oakfield Primary", "I meant Nantes")
-puts its name in place of the one it replaces, in the user's fact of the hour before, the rest
-of that fact kept: "Our son Kwame is in Year 3 at St Mary's" -> "... at Oakfield Primary"
-(UPDATE; :func:`substituted`). Only where the fact has one name after the same preposition.
+After the rules, a reply or a slip corrected in a chat may carry on or correct the user's
+statement of the turn before (``write.followups``).
 
 A decision is a plain value; ``write.apply`` carries it out and writes the history.
 """
@@ -59,18 +49,7 @@ from ..text.slots import OVER, PROFESSIONS, Slot, changes, slot_of, tells_histor
 from ..text.smalltalk import FIRST_PERSON
 from ..text.voice import conflicting_specifics, missing_specifics, third_person
 
-__all__ = [
-    "Decision",
-    "LLMReconciler",
-    "Reconciler",
-    "continuation",
-    "continues",
-    "corrects_slip",
-    "decide",
-    "has_correction_cue",
-    "remainder",
-    "substituted",
-]
+__all__ = ["Decision", "LLMReconciler", "Reconciler", "decide", "has_correction_cue", "remainder"]
 
 Action = Literal["ADD", "REINFORCE", "UPDATE", "SUPERSEDE", "NOOP"]
 
@@ -104,74 +83,6 @@ _NO_ANIMAL = re.compile(
     r"(?:don['’]t|doesn['’]t) eat|stopped eating|gave up (?:meat|dairy|fish))\b",
     re.IGNORECASE,
 )
-_INSTEAD = re.compile(r"\binstead\b", re.IGNORECASE)
-_DECLINE = re.compile(r"^\s*(?:nah|no|nope|not really|hmm+|ooh+|oh|well|ok(?:ay)?)\b[,.!]*\s*", re.IGNORECASE)
-
-
-def continues(text: str) -> bool:
-    """Whether a fact said in reply to the assistant's suggestion carries on the statement that
-    prompted it: it takes the proposal up ("I agreed: book a flight to Rome") or goes another way
-    ("... instead"). What the user confirmed of themselves ("I agreed: I prefer vegetarian
-    recipes") stands alone."""
-    if text.startswith("I agreed: I "):  # a statement of the user's own they confirmed stands alone
-        return False
-    return text.startswith("I agreed:") or bool(_INSTEAD.search(text))
-
-
-def continuation(previous: str, text: str) -> str:
-    """The statement ``previous`` carried on by ``text`` (pure): "We've got a long weekend at
-    Easter; we're driving up to the Lake District instead." (a leading "Nah," is dropped)."""
-    rest = _DECLINE.sub("", text).strip() or text.strip()
-    if not rest.startswith(("I ", "I'", "I’")):
-        rest = rest[:1].lower() + rest[1:]
-    return f"{previous.rstrip().rstrip('.!')}; {rest}"
-
-
-#: Words saying a statement corrects what the speaker just said.
-_SLIP = re.compile(
-    r"\b(?:correction|i meant|i mean|i misspoke|scratch that|my mistake|my bad|let me correct|"
-    r"sorry,? (?:i meant|it['’]s)|what i (?:said|meant))\b",
-    re.IGNORECASE,
-)
-_NAME = r"(?:the\s+)?[A-Z][\w'’.-]*(?:\s+(?:(?:of|de|la)\s+)?[A-Z][\w'’.-]*)*"
-_PREP = r"at|in|to|from|with|for"
-_PLACED = re.compile(rf"\b({_PREP})\s+({_NAME})(?=[\s,.;!?]|$)")
-_MEANT = re.compile(rf"\b(?i:i meant|i mean|it['’]s|correction:?)\s+({_NAME})\s*[.!]?\s*$")
-_DATE_NAME = re.compile(
-    r"^(?:january|february|march|april|may|june|july|august|september|october|november|december|"
-    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|christmas|easter)\b",
-    re.IGNORECASE,
-)
-
-
-def corrects_slip(text: str) -> bool:
-    """Whether a statement says it corrects what the speaker just said ("I meant Nantes",
-    "Small correction to what I said, ...")."""
-    return bool(_SLIP.search(text))
-
-
-def _placed(text: str) -> list[tuple[str, str]]:
-    """(preposition, name) of each name a text places after a preposition, dates left out."""
-    found = [(m.group(1).lower(), m.group(2).rstrip(".")) for m in _PLACED.finditer(text)]
-    return [(p, n) for p, n in found if not _DATE_NAME.match(n)]
-
-
-def substituted(old: str, correction: str) -> str | None:
-    """``old`` with the name ``correction`` puts in place of one of its own (pure): a name after
-    the same preposition ("he's at Oakfield Primary" into "Kwame is in Year 3 at St Mary's"), or
-    the bare name of "I meant Nantes" into a fact with a single placed name ("lives in Rennes").
-    None when no single name of ``old`` is replaced, or the correction names what ``old``
-    already says."""
-    mine = _placed(old)
-    new = [(p, n) for p, n in _placed(correction) if n.lower() not in old.lower()]
-    meant = _MEANT.search(correction)
-    if not new and meant is not None and len(mine) == 1 and meant.group(1).lower() not in old.lower():
-        new = [(mine[0][0], meant.group(1).rstrip("."))]
-    for prep, name in new:
-        same = [n for p, n in mine if p == prep]
-        if len(same) == 1:
-            return re.sub(rf"\b{re.escape(prep)}\s+{re.escape(same[0])}", f"{prep} {name}", old, count=1)
-    return None
 
 
 class Reconciler(Protocol):
@@ -237,9 +148,8 @@ def decide(
                 # "I'm a senior developer now" after "I'm a junior developer at Spotify": a new
                 # title, the same employer ("Got promoted")
                 return _keeping(d, lambda clause: _sets(clause, slot.family), workplace=True)
-            if slot.family == "diet" and _NO_ANIMAL.search(
-                text
-            ):  # "went vegetarian" ends "big fan of steak" too
+            if slot.family == "diet" and _NO_ANIMAL.search(text):
+                # "went vegetarian" ends "big fan of steak" too
                 return _keeping(d, lambda clause: _sets(clause, "diet") or bool(_ANIMAL_FOOD.search(clause)))
             return _keeping(d, lambda clause: _sets(clause, slot.family))
     for name in [*_NEGATED.findall(text), *_NOT_ANYMORE.findall(text)]:
