@@ -224,11 +224,70 @@ def test_remainder_keeps_the_clauses_a_correction_does_not_touch() -> None:
 
 
 def test_polarity_tells_a_reversed_opinion() -> None:
-    from mem_pipeline.write.reconcile import polarity
+    from mem_pipeline.text.opinion import polarity
 
     assert polarity("Pineapple on pizza is the best, fight me.") == 1
     assert polarity("I tried it again and pineapple on pizza is gross.") == -1
     assert polarity("I live in Leeds.") == 0
+
+
+def test_a_change_of_taste_and_a_clause_that_refers_back_stay_whole() -> None:
+    from mem_pipeline.text.opinion import turns_away
+    from mem_pipeline.write.offline import split_compound
+
+    assert turns_away("superhero fatigue is real") and turns_away("honestly I'm converted")
+    assert not turns_away("I live in Leeds")
+    # what a change of taste turned from and what holds now are one fact
+    assert split_compound("pineapple on pizza is gross, I'm a margherita person now") == [
+        "pineapple on pizza is gross, I'm a margherita person now."
+    ]
+    # "it" is the Kindle: the clause keeps what it names, and the words between stay
+    assert split_compound("My brother gave me his old Kindle, I read everything on it now") == [
+        "My brother gave me his old Kindle, I read everything on it now."
+    ]
+    assert split_compound("I moved to Porto and I work there now") == [
+        "I moved to Porto and I work there now."
+    ]
+    # the other compounds still split: a dislike with no "now", a move, a job
+    assert split_compound("I hate mushrooms and I live in Leeds") == ["I hate mushrooms.", "I live in Leeds."]
+    assert split_compound("I quit my job at Deloitte, I'm at Pennylane now") == [
+        "I quit my job at Deloitte.",
+        "I'm at Pennylane now.",
+    ]
+
+
+def test_a_change_of_taste_supersedes_the_liking_it_turned_from(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from datetime import timedelta
+
+    from mem_pipeline import Memory, MemoryConfig
+
+    with Memory(MemoryConfig(path=str(tmp_path / "s"))) as m:
+        m.add(
+            [{"role": "user", "content": "Big fan of marvel films, seen every single one"}],
+            user_id="u",
+            timestamp=NOW,
+        )
+        m.add([{"role": "user", "content": "I really love spicy Thai food."}], user_id="u", timestamp=NOW)
+        r = m.add(
+            [{"role": "user", "content": "superhero fatigue is real, i'm into korean dramas now."}],
+            user_id="u",
+            timestamp=NOW + timedelta(days=180),
+        )
+        (sup,) = [e for e in r.events if e.event == "SUPERSEDE"]
+        assert "a change of taste" in sup.reason
+        assert "marvel" in m.get(sup.previous_id, user_id="u").text
+        valid = {f.text for f in m.get_all(user_id="u") if f.kind == "fact"}
+        assert valid == {
+            "I really love spicy Thai food.",
+            "Superhero fatigue is real, i'm into korean dramas now.",
+        }
+        # a change of taste with nothing liked near it ends nothing
+        r = m.add(
+            [{"role": "user", "content": "sick of the rain, I walk to work now"}],
+            user_id="u",
+            timestamp=NOW + timedelta(days=181),
+        )
+        assert [e.event for e in r.events] == ["ADD"]
 
 
 def test_a_correction_keeps_the_other_half_of_a_compound_fact(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -39,8 +39,9 @@ from ..llm import LLMClient, render_prompt
 from ..models import Category, ExtractedFact, ExtractionOutput, LLMFact, Message
 from ..text.dates import resolve_relative
 from ..text.lexical import content_words
+from ..text.opinion import dislikes
 from ..text.phrases import candidate_phrases
-from ..text.slots import changes, is_attribute, says_ended
+from ..text.slots import changes, is_attribute, says_current, says_ended
 from ..text.smalltalk import is_small_talk
 from ..text.voice import in_person
 from .categories import category_of, slot_category
@@ -220,6 +221,15 @@ def _tells_change(text: str) -> bool:
     return changes(text) or has_correction_cue(text) or says_ended(text)
 
 
+def _lost_change(mine: str, theirs: Sequence[ExtractedFact]) -> bool:
+    """Whether the user's words tell a change that the model's facts of the same statement
+    lost: a change cue, or the dislike a change of taste turned away from ("superhero fatigue
+    is real, i'm into korean dramas now" -> "The user is into Korean dramas now")."""
+    if _tells_change(mine) and not any(_tells_change(f.text) for f in theirs):
+        return True
+    return dislikes(mine) and says_current(mine) and not any(dislikes(f.text) for f in theirs)
+
+
 _USER = re.compile(r"^(?:the\s+)?user\b('s)?", re.IGNORECASE)
 _LABEL = re.compile(r"^(?:\[\d+\]\s*)?[A-Z][\w .'-]{0,40}:\s+")
 
@@ -357,7 +367,7 @@ class LLMExtractor:
                 for other, f in said.get(i, [])
                 if len(words & other) >= min(2, len(words)) or len(words & other) * 2 >= len(words)
             ]
-            if same and not (_tells_change(fact.text) and not any(_tells_change(f.text) for f in same)):
+            if same and not _lost_change(fact.text, same):
                 continue  # the model said it already
             # the model said it without the words that tell a change ("I no longer eat meat" ->
             # "The user wants vegetarian recipes"; "these days I'm all about cold brew, flat

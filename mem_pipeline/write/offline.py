@@ -10,7 +10,9 @@ from datetime import datetime
 from ..models import ExtractedFact, Message
 from ..text.dates import resolve_relative
 from ..text.lexical import split_sentences, tokens
+from ..text.opinion import turns_away
 from ..text.phrases import candidate_phrases
+from ..text.slots import says_current
 from ..text.smalltalk import is_statement
 from ..text.voice import in_person, strip_filler
 from .categories import category_of
@@ -56,6 +58,10 @@ _PREMISE = re.compile(
 )
 
 
+#: a clause that names nothing of its own but what the clause before it named
+_REFERS_BACK = re.compile(r"\b(?:it|them|there|that one)\b(?!['’]s)", re.IGNORECASE)
+
+
 def split_compound(sentence: str) -> list[str]:
     """A statement of several facts, split where a new clause about the speaker starts ("I live
     in Lisbon and I work as a nurse" -> two); parts too short to stand alone stay joined, and so
@@ -67,8 +73,19 @@ def split_compound(sentence: str) -> list[str]:
     first = _COMPOUND.search(sentence)
     if first is not None and first.group().strip().lower() == "and" and not _CLAUSE_VERB.search(parts[0]):
         return [sentence]
+    # each part with where it starts, so that parts joined again keep the words between them
+    starts = [0, *(m.end() for m in _COMPOUND.finditer(sentence))]
+    joined: list[tuple[int, str]] = []
+    for start, p in zip(starts, parts, strict=True):
+        if joined and (_REFERS_BACK.search(p) or (turns_away(joined[-1][1]) and says_current(p))):
+            # "Got a Kindle ..., I read everything on it now": "it" is the Kindle; "pineapple on
+            # pizza is gross, I'm a margherita person now": one change of taste, whole
+            first_start = joined[-1][0]
+            joined[-1] = (first_start, sentence[first_start : start + len(p)].strip(" ,;"))
+        else:
+            joined.append((start, p))
     out = []
-    for p in parts:
+    for _, p in joined:
         if re.match(r"(?:working|living|studying|training|teaching)\b", p, re.IGNORECASE):
             p = "I'm " + p[0].lower() + p[1:]  # "..., working from home" -> "I'm working from home"
         out.append(p if p.endswith((".", "!")) else p + ".")
@@ -81,7 +98,9 @@ class OfflineExtractor:
     What it does: splits each *user* message into sentences; drops greetings, thanks and
     acknowledgements, questions, requests to the assistant and passing moods ("I slept badly");
     strips opening filler ("Actually,", "Just so you know,"); splits a compound statement into
-    its facts ("I live in Lisbon and I work as a nurse" -> two); writes relative dates as the
+    its facts ("I live in Lisbon and I work as a nurse" -> two), but keeps a clause that refers
+    back ("..., I read everything on it now") and a change of taste ("pineapple on pizza is
+    gross, I'm a margherita person now") whole; writes relative dates as the
     dates they mean ("yesterday" -> "on 7 May 2023", from the time of the turn); in a
     conversation between named people, tells each fact about its speaker ("I went" ->
     "Caroline went"); categorises by what the fact is about (``category_of``) and takes up to

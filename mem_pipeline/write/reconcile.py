@@ -21,7 +21,10 @@ The rules, in order (:func:`decide`; each decision says which rule made it):
    now" after "my go-to coffee is a flat white"), or a name with one of cosine >= 0.3 ("Left Google in
    September" after "I work at Google"), SUPERSEDEs the nearest such fact of the same person
    (their names are neither topic nor shared names). "New", "started" and "again" are not
-   cues here: "Jon started learning marketing tools" does not end "Jon got mentored". Without a cue the
+   cues here: "Jon started learning marketing tools" does not end "Jon got mentored". A change
+   of taste, a statement that turns away from something and says what holds now ("superhero
+   fatigue is real, i'm into korean dramas now": ``text.opinion``), SUPERSEDEs the nearest
+   stored liking of the same person of cosine >= 0.4, shared words or not. Without a cue the
    offline rules stop here and ADD a related fact, and an LLM reconciler
    (``prompts/reconcile.md``) may decide instead: ADD, UPDATE (a merged sentence), SUPERSEDE
    or NOOP, for all such facts of an ``add`` in one call.
@@ -45,7 +48,8 @@ from typing import Literal, Protocol
 from ..llm import LLMClient, render_prompt
 from ..models import ExtractedFact, ReconcileBatch, StoredFact
 from ..text.lexical import STOPWORDS, content_words, stem
-from ..text.slots import OVER, PROFESSIONS, Slot, changes, slot_of, tells_history
+from ..text.opinion import polarity, turns_away
+from ..text.slots import OVER, PROFESSIONS, Slot, changes, says_current, slot_of, tells_history
 from ..text.smalltalk import FIRST_PERSON
 from ..text.voice import conflicting_specifics, missing_specifics, third_person
 
@@ -171,6 +175,16 @@ def decide(
         return Decision(
             "SUPERSEDE", target=f, reason=f"the opposite opinion of the same thing (cosine {s:.3f})"
         )
+    if turns_away(text) and says_current(text):
+        # "superhero fatigue is real, i'm into korean dramas now" after "big fan of marvel
+        # films": a change of taste names what it left in other words than the liking did
+        me = _person(fact.subject)
+        for f, s in neighbours:
+            if s < 0.4:
+                break
+            other = _person(f.metadata.get("speaker"))
+            if polarity(f.text) == 1 and not (me and other and me != other):
+                return Decision("SUPERSEDE", target=f, reason=f"a change of taste (cosine {s:.3f})")
     cued = [
         (f, s)
         for f, s in neighbours
@@ -219,25 +233,6 @@ _NOT_TOPIC = frozenset(
         "like love prefer want feel feels time times day week month year today lot"
     )
 )
-
-
-_LIKES = re.compile(
-    r"\b(?:love[sd]?|adore[sd]?|(?:is|are|was) (?:the best|amazing|great|awesome|delicious)|favou?rite|"
-    r"obsessed with|big fan of|(?:really |totally )?into|enjoy(?:s|ed)?)\b",
-    re.IGNORECASE,
-)
-_DISLIKES = re.compile(
-    r"\b(?:hate[sd]?|can['’]?t stand|(?:is|are|was) (?:gross|awful|disgusting|terrible|the worst|overrated)|"
-    r"not a fan|dislike[sd]?|sick of|tired of|not into|gone off|went off)\b",
-    re.IGNORECASE,
-)
-
-
-def polarity(text: str) -> int:
-    """Whether a statement likes (1) or dislikes (-1) what it names, or neither or both (0)
-    (pure; word lists): what tells a reversed opinion of the same thing."""
-    likes, dislikes = bool(_LIKES.search(text)), bool(_DISLIKES.search(text))
-    return int(likes) - int(dislikes)
 
 
 def _person(name: object) -> str:
