@@ -5,7 +5,7 @@ from datetime import datetime, timezone
 from mem_pipeline.models import Category, ExtractedFact, Message
 from mem_pipeline.text.phrases import candidate_phrases, normalize_concept
 from mem_pipeline.text.voice import conflicting_specifics
-from mem_pipeline.write.categories import guess_category
+from mem_pipeline.write.categories import category_of, guess_category
 from mem_pipeline.write.ground import ground
 from mem_pipeline.write.offline import OfflineExtractor
 
@@ -429,3 +429,37 @@ def test_a_slip_corrected_puts_its_name_in_place_of_the_one_it_replaces() -> Non
     assert substituted("My sister Clara lives in Rennes.", "Correction: she lives in Rennes.") is None
     assert corrects_slip("Small correction to what I said, he's at Oakfield Primary.")
     assert corrects_slip("Sorry, I meant Nantes.") and not corrects_slip("I love Nantes.")
+
+
+def test_chat_wordings_seen_in_a_blind_set() -> None:
+    """Small talk said to the assistant, lead-ins, bare traits, texting that drops "my", where one
+    rents, with whom one lives, and what "it" names in an accepted offer."""
+    from mem_pipeline.read.rank import names_asked
+    from mem_pipeline.text.slots import slot_of
+    from mem_pipeline.text.smalltalk import is_statement
+    from mem_pipeline.text.voice import strip_filler
+    from mem_pipeline.write.offline import _agreed, split_compound
+
+    for said in ("Gotta go, fireworks starting", "Happy new year!!", "Lmaooo that helped.", "Unrelated."):
+        assert not is_statement(said), said
+    for said in ("Haha I live in Leeds", "Happy new year, I moved to Berlin!", "asthmatic.", "night owl tbh"):
+        assert is_statement(said), said
+    assert strip_filler("A bit about me since you asked: I'm 47.") == "I'm 47."
+    changed = "Changed my mind on seats: window seats."
+    assert strip_filler(changed) == changed
+    assert category_of("asthmatic.") == Category.HEALTH
+    assert category_of("Grandad ezra turned 90 on saturday!!") == Category.RELATIONSHIP
+    partner = slot_of("Partner's vegan.")
+    assert partner is not None and partner.subject == "partner"
+    rent = slot_of("we rent a little cottage in Fremantle")
+    assert rent is not None and rent.family == "residence"
+    assert slot_of("Living with her and dad again") is None  # with whom, not where
+    home = slot_of("I live with my partner in Leeds.")
+    assert home is not None and home.family == "residence"
+    assert split_compound("We fly out in July, me and my husband Goran.") == [
+        "We fly out in July, me and my husband Goran."
+    ]
+    offer = Message(role="assistant", content="The Garmin Forerunner 265 is £299. Want me to order it?")
+    assert _agreed(offer) == ["I agreed: order it (Garmin Forerunner 265)."]
+    assert names_asked("which city is defne in?", "My girlfriend Defne is in Leipzig.")
+    assert not names_asked("what is my job?", "My girlfriend Defne is in Leipzig.")

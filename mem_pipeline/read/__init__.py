@@ -30,7 +30,17 @@ from ..text.phrases import about_person
 from .associate import Reach, pick, reach
 from .hits import hit_of, score_parts
 from .query import Query, analyse
-from .rank import Ranked, boost_by_concepts, confidence, fill_scores, fold, history_last, rank, sets_slot
+from .rank import (
+    Ranked,
+    boost_by_concepts,
+    confidence,
+    fill_scores,
+    fold,
+    history_last,
+    names_asked,
+    rank,
+    sets_slot,
+)
 
 __all__ = ["Reader"]
 
@@ -122,7 +132,7 @@ class Reader:
             if boost:
                 ranked = boost_by_concepts(ranked, boost, cfg.concept_boost)
             about = about_person(q.text, bool(q.named)) or bool(qc)
-            ranked = self._relevant(ranked, about, floor, 3 * limit, q.slot)
+            ranked = self._relevant(ranked, about, floor, 3 * limit, q.slot, q.text)
             if cfg.history_last and q.asks_now:
                 ranked = history_last(ranked)
             hits = [_hit(r, folded) for r, folded in fold(ranked, limit)]
@@ -157,7 +167,13 @@ class Reader:
         return qc, boost, found
 
     def _relevant(
-        self, ranked: list[Ranked], about: bool, floor: float, scan: int, slot: str | None = None
+        self,
+        ranked: list[Ranked],
+        about: bool,
+        floor: float,
+        scan: int,
+        slot: str | None = None,
+        question: str = "",
     ) -> list[Ranked]:
         """The ranked candidates with their confidence (for the first ``scan``, which is all a
         search returns from). With a ``floor``: none at all when the best of them is below it
@@ -165,11 +181,13 @@ class Reader:
         ``about``: the question is about what this memory holds (the person, a speaker, a
         concept of theirs); a fact that sets the ``slot`` the question asks for is relevant
         however its words compare ("can I eat salmon?" and "Pescatarian"): its confidence is at
-        least :data:`SLOT_CONFIDENCE`."""
+        least :data:`SLOT_CONFIDENCE`. A candidate that names what the ``question`` asks about
+        ("which city is defne in?" and "My girlfriend Defne ...") is about it too."""
         cfg = self.parts.config
         out = []
         for r in ranked[:scan]:
-            conf = confidence(r.cand.dense or 0.0, about, cfg.confidence_weights)
+            held = about or (bool(question) and names_asked(question, r.text))
+            conf = confidence(r.cand.dense or 0.0, held, cfg.confidence_weights)
             if slot is not None and sets_slot(r.cand.payload, slot):
                 conf = max(conf, SLOT_CONFIDENCE)
             r.parts = r.parts._replace(confidence=conf)

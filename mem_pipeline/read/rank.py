@@ -9,6 +9,7 @@ candidate is built only if it is returned (``recall.Hit``)."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -335,6 +336,18 @@ def boost_by_concepts(
         out.append(r)
     out.sort(key=_order)  # already in order but for the boosted
     return out
+
+
+_WORD = re.compile(r"[^\W\d_][\w'’-]*")
+
+
+def names_asked(question: str, text: str) -> bool:
+    """Whether ``text`` names (a capitalised word other than its first: "Defne", "Zobnik")
+    something the question asks about, however the question is cased ("which city is defne
+    in?"): such a question is about what the memory holds (pure)."""
+    asked = {w.lower() for w in _WORD.findall(question)}
+    words = _WORD.findall(text)
+    return any(w[0].isupper() and w.lower() in asked and w != "I" for w in words[1:])
 
 
 def confidence(similarity: float, about: bool, weights: Sequence[float]) -> float:

@@ -38,7 +38,8 @@ __all__ = [
 
 #: What people do for a living ("I'm a wedding photographer" sets where one works).
 PROFESSIONS = (
-    r"accountant|actor|actress|analyst|architect|artist|baker|barber|barista|bartender|builder|butcher|"
+    r"accountant|actor|actress|analyst|architect|artist|baker|barber|barista|bartender|bookkeeper|builder|"
+    r"butcher|"
     r"carpenter|carer|caregiver|cashier|chef|cleaner|coach|consultant|cook|counsell?or|courier|dentist|"
     r"designer|developer|dietitian|doctor|driver|economist|editor|electrician|engineer|farmer|"
     r"firefighter|gardener|hairdresser|journalist|judge|lawyer|lecturer|librarian|mechanic|midwife|"
@@ -54,9 +55,15 @@ _FAMILIES: list[tuple[str, re.Pattern[str]]] = [
     (
         "residence",
         re.compile(
-            r"\b(?:live|lives|living|reside|resides|based in|moved (?:to|back to|into|in)|move to|"
+            # "living with her and dad again" says with whom, not where: no place, no residence
+            r"\b(?:(?:live|lives|living)(?! with\b(?!.*\b(?:in|at) \w))|reside|resides|based in|"
+            r"moved (?:to|back (?:home )?to|home to|into|in)|move to|"
             r"moving to|relocat\w* to|home(?:town| town)? is|back in|settled in|"
             r"new (?:flat|apartment|house) in|"
+            # where one rents or flats is where one lives ("flatting in dunedin", "we rent a
+            # cottage in Fremantle", "renting in freo again", "bought a house in Bassendean")
+            r"flatting in|(?:rent|rents|renting) (?:in|a (?:[\w-]+ ){0,2}in)|"
+            r"bought (?:a|our|my) (?:[\w-]+ ){0,2}(?:house|flat|apartment|home) in|"
             # a transfer to another branch or office moves where one is ("got transferred to the
             # mumbai branch"); a transfer to a team or a school does not
             r"(?:transferred|posted|relocated) to (?:the |our |their |a )?(?:[\w-]+ ){0,2}"
@@ -67,6 +74,7 @@ _FAMILIES: list[tuple[str, re.Pattern[str]]] = [
         "diet",
         re.compile(
             r"\b(?:vegetarian|vegan|pescatarian|pescetarian|keto|paleo|gluten[- ]free|dairy[- ]free|"
+            r"kosher|halal|"
             r"(?:eat|eating|eats|ate) (?:meat|fish|dairy|pork|beef|chicken|seafood|carbs|sugar|eggs|bread)|"
             r"diet)\b"
         ),
@@ -102,7 +110,7 @@ _FAMILIES: list[tuple[str, re.Pattern[str]]] = [
             r"\b(?:work|works|working|job|employer|employed|hired|intern\w*|career|"
             r"quit (?:my|the) job|left (?:my|the) job|company|office|promoted|retired|retirement|"
             r"unemployed|laid off|made redundant|between jobs|startup|start-up|firm|fintech|agency|"
-            r"consultancy)\b"
+            r"consultancy|(?:position|role|post) (?:at|with)|new (?:position|role|post)\b)\b"
             rf"|\b(?:i['’]?m|i am|is|as) an? (?:[\w-]+ ){{0,2}}(?:{PROFESSIONS})\b"
         ),
     ),
@@ -115,7 +123,7 @@ SINGLE_VALUED = frozenset(
 #: Words saying a statement corrects or updates an earlier one.
 CHANGE_CUE = re.compile(
     r"\b(?:actually|correction|i meant|no longer|not \w+(?: \w+)? any ?more|anymore|any more|instead|"
-    r"now|these days|nowadays|switched|changed|moved|new|again|back (?:to|in|together)|"
+    r"now|these days|nowadays|switched|swapped|changed|moved|new|again|back (?:to|in|together)|"
     r"started|quit|stopped|gave up|left|used to|not any longer)\b",
     re.IGNORECASE,
 )
@@ -144,13 +152,16 @@ _NOT_EMPLOYMENT = re.compile(
 )
 _KIN = (
     r"sister|brother|mother|mom|mum|father|dad|son|daughter|wife|husband|partner|girlfriend|boyfriend|"
-    r"friend|best friend|cousin|aunt|uncle|grandmother|grandfather|grandma|grandpa|niece|nephew|"
+    r"friend|best friend|cousin|aunt|uncle|grandmother|grandfather|grandma|grandpa|grandad|granddad|"
+    r"granny|nan|nana|niece|nephew|"
     r"boss|roommate|flatmate|neighbou?r|colleague"
 )
 _RELATION = re.compile(
     r"^\s*(?:(?i:actually|so|also|and|oh)[\s,]+)*(?:(?i:my|the user['’]s)|[A-Z][a-z]+['’]s) "
     rf"({_KIN})(?: ([A-Z][a-z]+))?",
 )
+# texting drops the "my": "Partner's vegan.", "Grandad ezra turned 90", "Mum had a fall"
+_BARE_RELATION = re.compile(rf"^\s*(?i:({_KIN}))(?:['’]s)?\b(?: ([A-Z][a-z]+))?")
 _SLOT_WORDS = frozenset(
     content_words(
         "live lives living reside based moved move moving relocate relocated home hometown settled back new "
@@ -195,7 +206,8 @@ def slot_of(text: str, speaker: str = "the user") -> Slot | None:
     if family is None:
         return None
     subject = speaker.lower()
-    rel = _RELATION.match(text) if family != "relationship" else None  # one's own status
+    # one's own status
+    rel = (_RELATION.match(text) or _BARE_RELATION.match(text)) if family != "relationship" else None
     if rel:
         subject = " ".join(w.lower() for w in rel.groups() if w)
     taken = set(content_words(subject))
@@ -249,11 +261,22 @@ def asked_slot(question: str) -> str | None:
 _BARE = frozenset({"diet", "smoking", "drinking", "age"})
 
 
+#: Conditions and traits that, said bare, are about the speaker ("asthmatic. mild tho", "night
+#: owl tbh", "colour-blind", "lactose intolerant").
+_TRAIT = re.compile(
+    r"\b(?:asthmatic|asthma|diabetic|epileptic|coeliac|celiac|dyslexic|autistic|adhd|"
+    r"colou?r[- ]?blind|lactose[- ]intolerant|(?:allergic|intolerant) to|"
+    r"night owl|early bird|(?:morning|night|evening) person|left[- ]handed|right[- ]handed)\b",
+    re.IGNORECASE,
+)
+
+
 def is_attribute(text: str) -> bool:
-    """Whether ``text`` names the speaker's diet, smoking, drinking or age, so that it says
-    something about them without a first person ("pescatarian btw", "non-smoker")."""
+    """Whether ``text`` names the speaker's diet, smoking, drinking or age, or a condition or
+    trait of theirs, so that it says something about them without a first person
+    ("pescatarian btw", "non-smoker", "asthmatic", "night owl tbh")."""
     slot = slot_of(text)
-    return slot is not None and slot.family in _BARE
+    return (slot is not None and slot.family in _BARE) or bool(_TRAIT.search(text))
 
 
 def changes(text: str) -> bool:

@@ -31,7 +31,8 @@ _TRANSIENT = re.compile(
     r"knackered|hungover|just woke up|running late|on my way|chilling|in a (?:good|bad) mood|"
     r"procrastinat\w*|killing time|just browsing|(?:just )?(?:asking|checking) for a friend|just curious|"
     r"just wondering|just checking|enough \w+ for (?:today|tonight|now|the day|\d+ \w+ \d{4})|"
-    r"it(?:['’]?s| is) (?:raining|sunny|cold|hot|snowing)|(?:mondays|fridays)\b)",
+    r"it(?:['’]?s| is) (?:raining|sunny|cold|hot|snowing)|(?:mondays|fridays)\b|one of those days|"
+    r"(?:so |very |really |super )?(?:excited|thrilled|stoked|nervous)\b)",
     re.IGNORECASE,
 )
 # a request to the assistant: not a statement about the user
@@ -48,6 +49,23 @@ _GREETING = re.compile(
     r"(there|again|so much|a lot|everyone|all|buddy|mate)?[\s!.,:)(-]*$",
     re.IGNORECASE,
 )
+# a leave-taking, a season's greeting, laughter, a reaction to the assistant's idea or answer,
+# or a remark about the conversation itself ("Gotta go, fireworks starting", "Happy new year!!",
+# "Lmaooo ok that helped", "I love that idea!", "Quite unrelated.", "A few things for your
+# records."): said to the assistant, about nothing of the user's
+_EXCHANGE = re.compile(
+    r"^\s*(?:(?:oh|ah|ok|okay|right|well)[\s,]+)*(?:"
+    r"got(?:ta| to) go|gtg|g2g|ttyl|talk (?:to you )?(?:later|soon|tomorrow)|catch you later|speak soon|"
+    r"happy (?:new year|birthday|holidays|christmas|easter|diwali|eid|hanukkah|thanksgiving|friday|monday)|"
+    r"merry (?:christmas|xmas)|season['’]?s greetings|"
+    r"l+o+l+|l+m+f?a+o+|(?:ha){2,}h?|(?:he){2,}|rofl|"
+    r"(?:i )?(?:love|like) (?:that|this|the) idea|(?:great|good|nice|brilliant) (?:idea|point|question)|"
+    r"that helped|that helps|"
+    r"(?:quite |totally |completely |slightly |somewhat )?(?:unrelated|off[- ]topic|random question)|"
+    r"(?:a few|some|two|three) (?:things|notes) for (?:your|the) records?|"
+    r"so+ much has happened)\b",
+    re.IGNORECASE,
+)
 _QUESTION_START = re.compile(
     r"^\s*(who|what|when|where|why|how|which|whose|do|does|did|can|could|would|will|should|is|"
     r"are|am|was|were|have|has|shall|may|might)\b",
@@ -55,7 +73,11 @@ _QUESTION_START = re.compile(
 )
 #: The speaker's first person ("I", "I'm", "my", "we", "our"...).
 FIRST_PERSON = re.compile(r"\b(?:i|i['’]m|i['’]ve|i['’]d|i['’]ll|me|my|mine|we|our|us)\b", re.IGNORECASE)
-_THANKS = re.compile(r"^\s*(?:thanks|thank you|thx|ty|cheers|much appreciated)\b", re.IGNORECASE)
+_THANKS = re.compile(
+    r"^\s*(?:(?:oh|ah|ok|okay|great|perfect|right)[\s,!]+)*"
+    r"(?:thanks|thank you|thx|ty|cheers|much appreciated)\b",
+    re.IGNORECASE,
+)
 
 
 def is_small_talk(text: str) -> bool:
@@ -74,6 +96,8 @@ def is_statement(sentence: str) -> bool:
     if not s or not words or _GREETING.match(s) or all(w in _SMALL_TALK for w in words):
         return False
     if _THANKS.match(s):  # gratitude, whatever follows ("Thank you so much, that was helpful!")
+        return False
+    if _EXCHANGE.match(s) and not FIRST_PERSON.search(_EXCHANGE.sub("", s)):
         return False
     if s.endswith("?") or (_QUESTION_START.match(s) and not s.endswith((".", "!"))):
         return False

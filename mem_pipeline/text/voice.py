@@ -174,6 +174,13 @@ _FILLER = re.compile(
 )
 
 
+# a lead-in that announces what follows, up to its colon ("For context: ", "A bit about me since
+# you asked: ", "Update nobody asked for: "): it says how the message is meant, not a fact
+_LEAD_IN = re.compile(
+    r"^[^:]{0,40}?\b(?:background|context|about me|info(?:rmation)?s?|update|heads[- ]up|"
+    r"for (?:your|the) records?|quick note|a few things|some things)\b[^:]{0,40}:\s+",
+    re.IGNORECASE,
+)
 _TRAILING_FILLER = re.compile(
     r"(?:[\s,;:-]+(?:btw|by the way|fyi|lol|haha+|tbh|just so you know|jsyk))+[\s!.]*$", re.IGNORECASE
 )
@@ -181,9 +188,9 @@ _TRAILING_FILLER = re.compile(
 
 def strip_filler(text: str) -> str:
     """``text`` without the discourse words it opens or ends with ("Actually, ", "Just so you
-    know, ", "Oh and by the way ", "... btw"), which say how something is said, not what; the
-    first letter is capitalised again."""
-    out = _TRAILING_FILLER.sub("", _FILLER.sub("", text)).strip()
+    know, ", "Oh and by the way ", "... btw", "For context: "), which say how something is
+    said, not what; the first letter is capitalised again."""
+    out = _TRAILING_FILLER.sub("", _FILLER.sub("", _LEAD_IN.sub("", text))).strip()
     return (out[:1].upper() + out[1:]) if out else text
 
 

@@ -56,7 +56,8 @@ _CATEGORY_RULES: list[tuple[Category, re.Pattern[str]]] = [
     (
         Category.HEALTH,
         re.compile(
-            r"\b(allerg\w*|asthma|diabet\w*|doctor|medication|medicine|pills?|injur\w*|sick|ill"
+            r"\b(allerg\w*|asthma\w*|colou?r[- ]?blind|dyslexi\w*|epilep\w*|diabet\w*|"
+            r"doctor|medication|medicine|pills?|injur\w*|sick|ill"
             r"|illness|therapy|therapist|surgery|pain|migraine\w*|vegan|vegetarian|gluten|lactose"
             r"|diet|blood|pregnan\w*|hospital|symptom\w*|sleep|insomnia|anxiety|depress\w*|sprain\w*"
             r"|coeliac|celiac|intoleran\w*|diagnos\w*|fractur\w*|concussion|physio\w*|crutches|stitches|epipen|inhaler|(?:broke|broken|twisted|"
@@ -98,7 +99,9 @@ _CATEGORY_RULES: list[tuple[Category, re.Pattern[str]]] = [
         Category.PREFERENCE,
         re.compile(
             r"\b(love|loves|(?<!runs )(?<!looks )(?<!feels )(?<!seems )(?<!sounds )like(?! new\b)|likes"
-            r"|enjoy\w*|prefer\w*|favou?rite|hate|hates|dislike\w*|can't stand"
+            r"|enjoy\w*|prefer\w*|favou?rite|hate|hates|dislike\w*|can['’]?t stand|cannot stand"
+            r"|can['’]?t bear"
+            r"|unbearable|detest\w*|loathe\w*"
             r"|fan of|into|adore|rather|fond of|crave|obsessed)\b",
             re.I,
         ),
@@ -106,7 +109,8 @@ _CATEGORY_RULES: list[tuple[Category, re.Pattern[str]]] = [
     (
         Category.SKILL,
         re.compile(
-            r"\b(learn\w*|speak\w*|fluent|know how|can (code|cook|play|speak|drive|swim)|skill\w*"
+            r"\b(learn\w*|teach(?:ing)? (?:myself|herself|himself|themselves)|"
+            r"speak\w*|fluent|know how|can (code|cook|play|speak|drive|swim)|skill\w*"
             r"|certified|degree|studying|practic\w*|course|lessons?)\b",
             re.I,
         ),

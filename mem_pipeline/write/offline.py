@@ -21,16 +21,19 @@ from .extract import Extraction
 __all__ = ["OfflineExtractor"]
 
 # where a compound statement splits into facts of their own: "I live in Lisbon and I work as a
-# nurse", "I'm based in Leeds, working for an insurer", "...; my sister lives in Porto"
+# nurse", "I'm based in Leeds, working for an insurer", "...; my sister lives in Porto"; not
+# "me and my husband", two people
 _COMPOUND = re.compile(
-    r"\s*(?:,\s*(?:and|but|so|while)\s+|\s+(?:and|but|while)\s+|;\s*|,\s+)"
+    r"\s*(?:,\s*(?:and|but|so|while)\s+|(?<!\bme)\s+(?:and|but|while)\s+|;\s*|,\s+)"
     r"(?=(?:i|i['’]m|i['’]ve|i['’]d|my|we|we['’]re|our)\b|(?:working|living|studying|training|teaching)\b)",
     re.IGNORECASE,
 )
 _CONFIRM = re.compile(
     r"^\s*(?:(?:oh+|ooh+|ok(?:ay)?|great|perfect|sure|yes|yeah|yep|yup|please|definitely|absolutely)[\s,!.]*)+"
-    r"(?:do it|go ahead|book it|book that|sounds good|let['’]?s do (?:it|that)|that works|please)?[\s!.]*$"
-    r"|^\s*(?:yes|yeah|yep|sure|ok|okay)\b.*\b(?:book|signed up|sign me up|do it|go ahead|please)\b",
+    r"(?:do it|go ahead|go for it|book it|book that|order it|lock it in|sounds (?:good|great)|"
+    r"let['’]?s do (?:it|that)|that works|please(?: do)?)?[\s!.]*$"
+    r"|^\s*(?:yes|yeah|yep|sure|ok|okay)\b.*\b(?:book|order|signed up|sign me up|do it|go ahead|go for it|"
+    r"lock it in|please)\b",
     re.IGNORECASE,
 )
 _YES = re.compile(
@@ -200,4 +203,22 @@ def _agreed(prev: Message) -> list[str]:
     for pattern, mine in _YOURS:
         offer = pattern.sub(mine, offer)
     first = offer.split(" ", 1)[0]
-    return [f"I agreed: {offer if first == 'I' else offer[0].lower() + offer[1:]}."]
+    agreed = f"I agreed: {offer if first == 'I' else offer[0].lower() + offer[1:]}"
+    named = _antecedent(prev.content, asked[-1]) if _IT.search(offer) else None
+    return [f"{agreed} ({named})." if named else f"{agreed}."]
+
+
+_IT = re.compile(r"\b(?:it|that|them|this one|that one)\b", re.IGNORECASE)
+# a name of several words the assistant's message gave before its offer ("The Garmin Forerunner
+# 265 is about £299 ... Want me to order it?")
+_NAME_RUN = re.compile(r"\b[A-Z][\w'’&-]*(?:\s+(?:[A-Z0-9][\w'’&-]*|of|de|la))*\s+[A-Z0-9][\w'’&-]*")
+
+
+def _antecedent(message: str, offer: str) -> str | None:
+    """What "it" in the assistant's offer names: the first name of several words in the
+    message before the offer, or None."""
+    before = message[: message.rfind(offer)] if offer in message else ""
+    m = _NAME_RUN.search(before)
+    if m is None:
+        return None
+    return re.sub(r"^(?:The|A|An)\s+", "", m.group())

@@ -101,7 +101,7 @@ class Reconciler(Protocol):
 
 
 _CORRECTION = re.compile(
-    r"\b(actually|correction|i meant|no longer|not any ?more|anymore|instead|changed|switched"
+    r"\b(actually|correction|i meant|no longer|not any ?more|anymore|instead|changed|switched|swapped"
     r"|moved to|now (live|work|go|use)|not .{1,30} but|rather than|used to|sorry,? typo|typo)\b",
     re.IGNORECASE,
 )
@@ -222,7 +222,7 @@ _ENDED = re.compile(
 #: "started", "again" and "back", which a statement about something else says as often.
 _CHANGED = re.compile(
     r"\b(?:actually|correction|i meant|no longer|not \w+(?: \w+)? any ?more|anymore|any more|instead|"
-    r"now|these days|nowadays|switched|changed|moved|quit|stopped|gave up|left|used to)\b",
+    r"now|these days|nowadays|switched|swapped|changed|moved|quit|stopped|gave up|left|used to)\b",
     re.IGNORECASE,
 )
 #: Words of change and time that say nothing of what a fact is about.
