@@ -145,6 +145,11 @@ class MemoryConfig(BaseModel):
     # replaced by the rules' statement of it (``AddResult.replaced``), so that reconciliation
     # sees the cue
     extract_backfill: bool = True
+    # the offline extractor asks a learned second opinion before it keeps a sentence: a
+    # logistic regression on the sentence's embedding may drop small talk the word lists miss
+    # (``write.memorable``; weights for the default local embedder only, else it is off).
+    # Measured with ``python -m eval.train_memorable`` and ``eval.behaviour``
+    memorable_filter: bool = True
 
     # dedupe / reconcile
     dedupe_threshold: float = Field(default=0.90, gt=0, le=1)

@@ -39,6 +39,7 @@ from .upkeep.repair import repair as _repair
 from .write import Writer, apply
 from .write.extract import Extractor, LLMExtractor
 from .write.feedback import feedback as _feedback
+from .write.memorable import MemorableFilter
 from .write.offline import OfflineExtractor
 from .write.pending import list_pending, retry_pending
 from .write.reconcile import LLMReconciler, Reconciler
@@ -132,7 +133,10 @@ class Memory:
                 backfill=OfflineExtractor() if config.extract_backfill else None,
             )
             reconciler = reconciler if reconciler is not None else LLMReconciler(llm)
-        self.extractor: Extractor = extractor if extractor is not None else OfflineExtractor()
+        if extractor is None:
+            judge = MemorableFilter(embed, embedder.model_id) if config.memorable_filter else None
+            extractor = OfflineExtractor(judge=judge)
+        self.extractor: Extractor = extractor
         self.reconciler = reconciler
         self._writer = Writer(self.parts, self.extractor, reconciler)
         self._reader = Reader(self.parts)

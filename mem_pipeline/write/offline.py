@@ -17,6 +17,7 @@ from ..text.smalltalk import is_statement
 from ..text.voice import in_person, strip_filler
 from .categories import category_of
 from .extract import Extraction
+from .memorable import MemorableFilter
 
 __all__ = ["OfflineExtractor"]
 
@@ -118,21 +119,37 @@ class OfflineExtractor:
 
     name = "offline"
 
-    def __init__(self, *, max_concepts: int = 5) -> None:
+    def __init__(self, *, max_concepts: int = 5, judge: MemorableFilter | None = None) -> None:
         self.max_concepts = max_concepts
+        #: a learned second opinion that may drop a sentence the rules keep (``write.memorable``)
+        self.judge = judge
+
+    def _statements(self, messages: Sequence[Message]) -> dict[int, list[str]]:
+        """Each user turn's sentences that state something (the rules, then the judge, in one
+        batch for the whole call)."""
+        said = {
+            turn_id: [
+                clean
+                for sentence in split_sentences(msg.content)
+                if is_statement(clean := strip_filler(sentence))
+            ]
+            for turn_id, msg in enumerate(messages)
+            if msg.role == "user"
+        }
+        if self.judge is not None:
+            flat = [(t, s) for t, sentences in said.items() for s in sentences]
+            dropped = {(t, s) for (t, s), drop in zip(flat, self.judge.drop([s for _, s in flat])) if drop}
+            said = {t: [s for s in sentences if (t, s) not in dropped] for t, sentences in said.items()}
+        return said
 
     def extract(self, messages: Sequence[Message], now: datetime) -> Extraction:
         facts: list[ExtractedFact] = []
         seen: set[str] = set()
+        statements = self._statements(messages)
         for turn_id, msg in enumerate(messages):
             if msg.role != "user":
                 continue
-            texts = [
-                part
-                for sentence in split_sentences(msg.content)
-                if is_statement(clean := strip_filler(sentence))
-                for part in split_compound(clean)
-            ]
+            texts = [part for sentence in statements[turn_id] for part in split_compound(sentence)]
             if turn_id > 0 and (_CONFIRM.match(msg.content) or (texts and _YES.match(msg.content))):
                 texts = _agreed(messages[turn_id - 1]) + texts
             for text in texts:
