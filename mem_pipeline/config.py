@@ -150,6 +150,11 @@ class MemoryConfig(BaseModel):
     # (``write.memorable``; weights for the default local embedder only, else it is off).
     # Measured with ``python -m eval.train_memorable`` and ``eval.behaviour``
     memorable_filter: bool = True
+    # the offline extractor's categories come from a learned model (multinomial logistic
+    # regression on the fact's embedding, ``write.categories.CategoryModel``; weights for the
+    # default local embedder only, else the word rules). Measured with ``python -m
+    # eval.train_categories``: .944 against the word rules' .706 on 177 held-out sentences
+    category_model: bool = True
 
     # dedupe / reconcile
     dedupe_threshold: float = Field(default=0.90, gt=0, le=1)

@@ -37,6 +37,7 @@ from .upkeep import recovery
 from .upkeep.reindex import reindex as _reindex
 from .upkeep.repair import repair as _repair
 from .write import Writer, apply
+from .write.categories import CategoryModel
 from .write.extract import Extractor, LLMExtractor
 from .write.feedback import feedback as _feedback
 from .write.memorable import MemorableFilter
@@ -135,7 +136,8 @@ class Memory:
             reconciler = reconciler if reconciler is not None else LLMReconciler(llm)
         if extractor is None:
             judge = MemorableFilter(embed, embedder.model_id) if config.memorable_filter else None
-            extractor = OfflineExtractor(judge=judge)
+            labels = CategoryModel.shipped(embed, embedder.model_id) if config.category_model else None
+            extractor = OfflineExtractor(judge=judge, categories=labels)
         self.extractor: Extractor = extractor
         self.reconciler = reconciler
         self._writer = Writer(self.parts, self.extractor, reconciler)

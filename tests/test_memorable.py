@@ -58,3 +58,26 @@ def test_the_offline_path_drops_small_talk_the_word_lists_miss(tmp_path) -> None
     with Memory(MemoryConfig(path=str(tmp_path / "off"), memorable_filter=False)) as m:
         m.add([{"role": "user", "content": said}], user_id="u", timestamp=NOW)
         assert len([f for f in m.get_all(user_id="u") if f.kind == "fact"]) == 3
+
+
+def test_the_category_model_comes_from_the_committed_data_and_labels_by_what_a_fact_says(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from mem_pipeline import Memory, MemoryConfig
+    from mem_pipeline.models import Category
+    from mem_pipeline.write.categories import CATEGORY_WEIGHTS
+
+    weights = json.loads(CATEGORY_WEIGHTS.read_text())
+    train = ROOT / "eval" / "data" / "categories" / "train.jsonl"
+    assert weights["train"]["sha256"] == hashlib.sha256(train.read_bytes()).hexdigest()
+    assert [Category(c) for c in weights["labels"]] == list(Category)
+    said = "I teach myself the charango in the evenings. My sister Ana is a nurse. I own a narrowboat."
+    with Memory(MemoryConfig(path=str(tmp_path / "s"))) as m:
+        m.add([{"role": "user", "content": said}], user_id="u", timestamp=NOW)
+        got = {f.text: f.category for f in m.get_all(user_id="u") if f.kind == "fact"}
+        model = m.extractor.categories  # type: ignore[attr-defined]
+        assert model is not None
+        free = ["I teach myself the charango in the evenings.", "I own a narrowboat."]
+        assert [got[t] for t in free] == model.predict(free)  # the model's label, as it gives it
+    assert got["I teach myself the charango in the evenings."] == Category.SKILL
+    assert got["My sister Ana is a nurse."] == Category.RELATIONSHIP  # the slot's, before the model
+    with Memory(MemoryConfig(path=str(tmp_path / "off"), category_model=False)) as m:
+        assert m.extractor.categories is None  # type: ignore[attr-defined]

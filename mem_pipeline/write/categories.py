@@ -6,12 +6,18 @@ where a slot the rules recognise outranks the model's label."""
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 from ..models import Category
 from ..text.slots import PROFESSIONS, slot_of
 
-__all__ = ["category_of", "guess_category", "slot_category"]
+__all__ = ["CATEGORY_WEIGHTS", "CategoryModel", "category_of", "guess_category", "slot_category"]
 
 # a diet for medical reasons is health; one chosen for ethics or taste, a preference
 _MEDICAL = re.compile(r"\b(allerg\w*|intoleran\w*|coeliac|celiac|diabet\w*|doctor|medical|ibs|crohn)", re.I)
@@ -142,8 +148,41 @@ def guess_category(text: str) -> Category:
     return Category.OTHER
 
 
-def category_of(text: str, speaker: str = "the user") -> Category:
+def category_of(text: str, speaker: str = "the user", model: CategoryModel | None = None) -> Category:
     """The category of a fact, by what it is about first (:func:`slot_category`: where one
     lives -> biography, one's job -> work, a diet -> preference, or health when it is medical),
-    then by the keyword rules (:func:`guess_category`). ``speaker``: whom the first person is."""
-    return slot_category(text, speaker) or guess_category(text)
+    then by ``model`` when given, else by the keyword rules (:func:`guess_category`).
+    ``speaker``: whom the first person is."""
+    return slot_category(text, speaker) or (model.predict([text])[0] if model else guess_category(text))
+
+
+CATEGORY_WEIGHTS = Path(__file__).resolve().parent.parent / "_data" / "categories.json"
+
+
+class CategoryModel:
+    """A learned category for a sentence: multinomial logistic regression on its embedding,
+    trained on hand-labelled sentences (``eval/data/categories/``, ``python -m
+    eval.train_categories``), weights shipped in ``_data/categories.json`` for the default local
+    embedder. ``embed``: anything with ``embed(texts) -> (n, d) array`` (the store's embedding
+    cache: a fact it labels is embedded once)."""
+
+    def __init__(self, embed: Any, weights: dict[str, Any]) -> None:
+        self._embed = embed
+        self.labels = [Category(v) for v in weights["labels"]]
+        self._w = np.asarray(weights["w"], dtype=np.float32)
+        self._b = np.asarray(weights["b"], dtype=np.float32)
+
+    @classmethod
+    def shipped(cls, embed: Any, model_id: str, path: Path = CATEGORY_WEIGHTS) -> CategoryModel | None:
+        """The shipped model for the embedder ``model_id``, or None (no weights, or weights of
+        another embedder)."""
+        if not path.exists():
+            return None
+        weights = json.loads(path.read_text(encoding="utf-8"))
+        return cls(embed, weights) if weights.get("model_id") == model_id else None
+
+    def predict(self, texts: Sequence[str]) -> list[Category]:
+        if not texts:
+            return []
+        scores = self._embed.embed(list(texts)) @ self._w + self._b
+        return [self.labels[int(i)] for i in np.argmax(scores, axis=1)]

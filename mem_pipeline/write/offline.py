@@ -15,7 +15,7 @@ from ..text.phrases import candidate_phrases
 from ..text.slots import says_current
 from ..text.smalltalk import is_statement
 from ..text.voice import in_person, strip_filler
-from .categories import category_of
+from .categories import CategoryModel, category_of, slot_category
 from .extract import Extraction
 from .memorable import MemorableFilter
 
@@ -119,10 +119,18 @@ class OfflineExtractor:
 
     name = "offline"
 
-    def __init__(self, *, max_concepts: int = 5, judge: MemorableFilter | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        max_concepts: int = 5,
+        judge: MemorableFilter | None = None,
+        categories: CategoryModel | None = None,
+    ) -> None:
         self.max_concepts = max_concepts
         #: a learned second opinion that may drop a sentence the rules keep (``write.memorable``)
         self.judge = judge
+        #: a learned category, in place of the word rules (``write.categories.CategoryModel``)
+        self.categories = categories
 
     def _statements(self, messages: Sequence[Message]) -> dict[int, list[str]]:
         """Each user turn's sentences that state something (the rules, then the judge, in one
@@ -169,6 +177,11 @@ class OfflineExtractor:
                         subject=msg.name or "the user",
                     )
                 )
+        if self.categories is not None and facts:
+            # what a fact's slot tells comes first ("My sister Ana is a nurse": relationship)
+            free = [i for i, f in enumerate(facts) if slot_category(f.text) is None]
+            for i, c in zip(free, self.categories.predict([facts[i].text for i in free])):
+                facts[i] = facts[i].model_copy(update={"category": c})
         return Extraction(facts=facts)
 
 
