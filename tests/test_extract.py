@@ -459,6 +459,8 @@ def test_chat_wordings_seen_in_a_blind_set() -> None:
     assert split_compound("We fly out in July, me and my husband Goran.") == [
         "We fly out in July, me and my husband Goran."
     ]
+    assert split_compound("I live in Ghent and work at Philips") == ["I live in Ghent.", "I work at Philips."]
+    assert len(split_compound("They live in Leeds and work in York")) == 1  # their "I" is not mine
     offer = Message(role="assistant", content="The Garmin Forerunner 265 is £299. Want me to order it?")
     assert _agreed(offer) == ["I agreed: order it (Garmin Forerunner 265)."]
     assert names_asked("which city is defne in?", "My girlfriend Defne is in Leipzig.")

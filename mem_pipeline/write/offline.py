@@ -26,7 +26,8 @@ __all__ = ["OfflineExtractor"]
 # "me and my husband", two people
 _COMPOUND = re.compile(
     r"\s*(?:,\s*(?:and|but|so|while)\s+|(?<!\bme)\s+(?:and|but|while)\s+|;\s*|,\s+)"
-    r"(?=(?:i|i['’]m|i['’]ve|i['’]d|my|we|we['’]re|our)\b|(?:working|living|studying|training|teaching)\b)",
+    r"(?=(?:i|i['’]m|i['’]ve|i['’]d|my|we|we['’]re|our)\b|(?:working|living|studying|training|teaching)\b|"
+    r"(?:work|live|study|teach) (?:in|at|for|as|from)\b)",
     re.IGNORECASE,
 )
 _CONFIRM = re.compile(
@@ -62,6 +63,8 @@ _PREMISE = re.compile(
 )
 
 
+# a clause that goes on with the first one's "I": "I live in Utrecht and work at Heineken"
+_BARE_VERB = re.compile(r"(?:work|live|study|teach) (?:in|at|for|as|from)\b", re.IGNORECASE)
 #: a clause that names nothing of its own but what the clause before it named
 _REFERS_BACK = re.compile(r"\b(?:it|them|there|that one)\b(?!['’]s)", re.IGNORECASE)
 
@@ -81,7 +84,9 @@ def split_compound(sentence: str) -> list[str]:
     starts = [0, *(m.end() for m in _COMPOUND.finditer(sentence))]
     joined: list[tuple[int, str]] = []
     for start, p in zip(starts, parts, strict=True):
-        if joined and (_REFERS_BACK.search(p) or (turns_away(joined[-1][1]) and says_current(p))):
+        # "They live in Leeds and work in York": only the speaker's own "I" carries over
+        bare = bool(_BARE_VERB.match(p)) and not re.match(r"\s*i\b", sentence, re.I)
+        if joined and (bare or _REFERS_BACK.search(p) or (turns_away(joined[-1][1]) and says_current(p))):
             # "Got a Kindle ..., I read everything on it now": "it" is the Kindle; "pineapple on
             # pizza is gross, I'm a margherita person now": one change of taste, whole
             first_start = joined[-1][0]
@@ -92,6 +97,8 @@ def split_compound(sentence: str) -> list[str]:
     for _, p in joined:
         if re.match(r"(?:working|living|studying|training|teaching)\b", p, re.IGNORECASE):
             p = "I'm " + p[0].lower() + p[1:]  # "..., working from home" -> "I'm working from home"
+        elif joined[0][1] != p and _BARE_VERB.match(p):
+            p = "I " + p  # "I live in Utrecht and work at Heineken": the same "I" works there
         out.append(p if p.endswith((".", "!")) else p + ".")
     return out
 
