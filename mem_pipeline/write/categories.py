@@ -17,7 +17,14 @@ import numpy as np
 from ..models import Category
 from ..text.slots import PROFESSIONS, slot_of
 
-__all__ = ["CATEGORY_WEIGHTS", "CategoryModel", "category_of", "guess_category", "slot_category"]
+__all__ = [
+    "CATEGORY_WEIGHTS",
+    "CategoryModel",
+    "categories_of",
+    "category_of",
+    "guess_category",
+    "slot_category",
+]
 
 # a diet for medical reasons is health; one chosen for ethics or taste, a preference
 _MEDICAL = re.compile(r"\b(allerg\w*|intoleran\w*|coeliac|celiac|diabet\w*|doctor|medical|ibs|crohn)", re.I)
@@ -153,7 +160,19 @@ def category_of(text: str, speaker: str = "the user", model: CategoryModel | Non
     lives -> biography, one's job -> work, a diet -> preference, or health when it is medical),
     then by ``model`` when given, else by the keyword rules (:func:`guess_category`).
     ``speaker``: whom the first person is."""
-    return slot_category(text, speaker) or (model.predict([text])[0] if model else guess_category(text))
+    return categories_of([text], speaker, model)[0]
+
+
+def categories_of(
+    texts: Sequence[str], speaker: str = "the user", model: CategoryModel | None = None
+) -> list[Category]:
+    """:func:`category_of` for several facts, the model asked once for all that no slot tells."""
+    out = [slot_category(t, speaker) for t in texts]
+    free = [i for i, c in enumerate(out) if c is None]
+    labels = model.predict([texts[i] for i in free]) if model else [guess_category(texts[i]) for i in free]
+    for i, c in zip(free, labels):
+        out[i] = c
+    return [c or Category.OTHER for c in out]
 
 
 CATEGORY_WEIGHTS = Path(__file__).resolve().parent.parent / "_data" / "categories.json"

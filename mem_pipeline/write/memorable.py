@@ -51,6 +51,7 @@ def exempt(text: str) -> bool:
         return True
     return category_of(text) in _NAMED
 
+
 WEIGHTS = Path(__file__).resolve().parent.parent / "_data" / "memorable.json"
 
 

@@ -15,7 +15,7 @@ from ..text.phrases import candidate_phrases
 from ..text.slots import says_current
 from ..text.smalltalk import is_statement
 from ..text.voice import in_person, strip_filler
-from .categories import CategoryModel, category_of, slot_category
+from .categories import CategoryModel, categories_of, category_of
 from .extract import Extraction
 from .memorable import MemorableFilter
 
@@ -186,9 +186,8 @@ class OfflineExtractor:
                 )
         if self.categories is not None and facts:
             # what a fact's slot tells comes first ("My sister Ana is a nurse": relationship)
-            free = [i for i, f in enumerate(facts) if slot_category(f.text) is None]
-            for i, c in zip(free, self.categories.predict([facts[i].text for i in free])):
-                facts[i] = facts[i].model_copy(update={"category": c})
+            labels = categories_of([f.text for f in facts], model=self.categories)
+            facts = [f.model_copy(update={"category": c}) for f, c in zip(facts, labels)]
         return Extraction(facts=facts)
 
 
