@@ -82,3 +82,32 @@ def test_threads_sharing_one_memory_equal_sequential(embedder, clock) -> None:
     finally:
         shared.close()
         seq.close()
+
+
+def test_stemming_from_several_threads_gives_the_stems_one_thread_gives() -> None:
+    """The snowball stemmer keeps its word in the object: threads sharing one corrupted it."""
+    import threading
+
+    from mem_pipeline.text.lexical import stem
+
+    raw = stem.__wrapped__  # past the cache, so that every call runs the stemmer
+    roots = ("connect", "relat", "happi", "organis", "generous")
+    words = [f"{w}{s}" for w in roots for s in ("ing", "ed", "ness", "ation", "s")]
+    words = words * 400
+    expected = [raw(w) for w in words]
+    errors: list[BaseException] = []
+    results: dict[int, list[str]] = {}
+
+    def work(k: int) -> None:
+        try:
+            results[k] = [raw(w) for w in words]
+        except BaseException as e:  # noqa: BLE001 - any failure of the stemmer is the finding
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert all(r == expected for r in results.values())

@@ -4,9 +4,11 @@ lexical index. Pure functions over constant tables."""
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 import zlib
 from functools import lru_cache
+from typing import Any
 
 import snowballstemmer
 
@@ -55,7 +57,17 @@ _TOKEN_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 _SENT_RE = re.compile(
     r"(?<=[.!?…])(?<! [A-Z]\.)(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\bMrs\.)[\"')\]]*\s+|\n+"
 )
-_STEMMER = snowballstemmer.stemmer("english")
+# a snowball stemmer keeps the word it works on in the object: one per thread (the concept
+# layer's write-behind thread stems while a caller's thread does; a shared one raised
+# IndexError from inside the stemmer once, on a whole LoCoMo run)
+_STEMMERS = threading.local()
+
+
+def _stemmer() -> Any:
+    s = getattr(_STEMMERS, "stemmer", None)
+    if s is None:
+        s = _STEMMERS.stemmer = snowballstemmer.stemmer("english")
+    return s
 
 
 def normalize_text(text: str) -> str:
@@ -70,7 +82,7 @@ def tokens(text: str) -> list[str]:
 
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    result: str = _STEMMER.stemWord(word)
+    result: str = _stemmer().stemWord(word)
     return result
 
 
