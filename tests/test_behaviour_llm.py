@@ -32,6 +32,11 @@ SETS = {
         "eval/results/behaviour_heldout_llm.json",
     ),
     "main": ("eval/data/behaviour", "cassettes/behaviour/main.yaml", "eval/results/behaviour_llm.json"),
+    "heldout2": (
+        "eval/data/behaviour_heldout2",
+        "cassettes/behaviour/heldout2.yaml",
+        "eval/results/behaviour_heldout2_llm.json",
+    ),
 }
 
 
