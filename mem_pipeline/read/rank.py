@@ -341,11 +341,17 @@ def boost_by_concepts(
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 
 
+@lru_cache(maxsize=256)
+def _words_of(question: str) -> frozenset[str]:
+    """A question's words, lowercased (read once a search, not once a candidate)."""
+    return frozenset(w.lower() for w in _WORD.findall(question))
+
+
 def names_asked(question: str, text: str) -> bool:
     """Whether ``text`` names (a capitalised word other than its first: "Defne", "Zobnik")
     something the question asks about, however the question is cased ("which city is defne
     in?"): such a question is about what the memory holds (pure)."""
-    asked = {w.lower() for w in _WORD.findall(question)}
+    asked = _words_of(question)
     words = _WORD.findall(text)
     return any(w[0].isupper() and w.lower() in asked and w != "I" for w in words[1:])
 

@@ -6,7 +6,6 @@ where a slot the rules recognise outranks the model's label."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,6 +15,7 @@ import numpy as np
 
 from ..models import Category
 from ..text.slots import PROFESSIONS, slot_of
+from ._weights import DATA, Embeds, shipped
 
 __all__ = [
     "CATEGORY_WEIGHTS",
@@ -175,7 +175,7 @@ def categories_of(
     return [c or Category.OTHER for c in out]
 
 
-CATEGORY_WEIGHTS = Path(__file__).resolve().parent.parent / "_data" / "categories.json"
+CATEGORY_WEIGHTS = DATA / "categories.json"
 
 
 class CategoryModel:
@@ -185,20 +185,18 @@ class CategoryModel:
     embedder. ``embed``: anything with ``embed(texts) -> (n, d) array`` (the store's embedding
     cache: a fact it labels is embedded once)."""
 
-    def __init__(self, embed: Any, weights: dict[str, Any]) -> None:
+    def __init__(self, embed: Embeds, weights: dict[str, Any]) -> None:
         self._embed = embed
         self.labels = [Category(v) for v in weights["labels"]]
         self._w = np.asarray(weights["w"], dtype=np.float32)
         self._b = np.asarray(weights["b"], dtype=np.float32)
 
     @classmethod
-    def shipped(cls, embed: Any, model_id: str, path: Path = CATEGORY_WEIGHTS) -> CategoryModel | None:
+    def shipped(cls, embed: Embeds, model_id: str, path: Path = CATEGORY_WEIGHTS) -> CategoryModel | None:
         """The shipped model for the embedder ``model_id``, or None (no weights, or weights of
         another embedder)."""
-        if not path.exists():
-            return None
-        weights = json.loads(path.read_text(encoding="utf-8"))
-        return cls(embed, weights) if weights.get("model_id") == model_id else None
+        weights = shipped(path, model_id)
+        return cls(embed, weights) if weights is not None else None
 
     def predict(self, texts: Sequence[str]) -> list[Category]:
         if not texts:

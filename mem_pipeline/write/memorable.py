@@ -12,18 +12,18 @@ when the embedder is not the one the weights were trained for.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Any
 
 import numpy as np
 
 from ..models import Category
 from ..text.opinion import turns_away
 from ..text.slots import changes, is_attribute, says_ended, slot_of
+from ._weights import DATA, Embeds, read, shipped
 from .categories import category_of
 from .reconcile import has_correction_cue
 
@@ -52,19 +52,12 @@ def exempt(text: str) -> bool:
     return category_of(text) in _NAMED
 
 
-WEIGHTS = Path(__file__).resolve().parent.parent / "_data" / "memorable.json"
+WEIGHTS = DATA / "memorable.json"
 
 
-class _Embeds(Protocol):
-    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
-
-
-def load_weights(path: Path = WEIGHTS) -> dict[str, object] | None:
+def load_weights(path: Path = WEIGHTS) -> dict[str, Any] | None:
     """The shipped weights (``model_id``, ``w``, ``b``, ``threshold``), or None without them."""
-    if not path.exists():
-        return None
-    data: dict[str, object] = json.loads(path.read_text(encoding="utf-8"))
-    return data
+    return read(path)
 
 
 class MemorableFilter:
@@ -74,15 +67,14 @@ class MemorableFilter:
     that the sentences it keeps are not embedded twice); ``model_id``: the embedder's, which
     must be the one the weights were trained for, else nothing is ever dropped."""
 
-    def __init__(self, embed: _Embeds, model_id: str, weights: dict[str, object] | None = None) -> None:
-        weights = weights if weights is not None else load_weights()
+    def __init__(self, embed: Embeds, model_id: str, weights: dict[str, Any] | None = None) -> None:
+        weights = weights if weights is not None else shipped(WEIGHTS, model_id)
         self._embed = embed
-        self.active = bool(weights) and weights.get("model_id") == model_id  # type: ignore[union-attr]
-        if self.active:
-            assert weights is not None
+        self.active = weights is not None and weights.get("model_id") == model_id
+        if weights is not None and self.active:
             self._w = np.asarray(weights["w"], dtype=np.float32)
-            self._b = float(weights["b"])  # type: ignore[arg-type]
-            self.threshold = float(weights["threshold"])  # type: ignore[arg-type]
+            self._b = float(weights["b"])
+            self.threshold = float(weights["threshold"])
 
     def keep_probability(self, texts: Sequence[str]) -> list[float]:
         """P(the sentence says something durable), by the model alone."""
