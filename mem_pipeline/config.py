@@ -155,6 +155,14 @@ class MemoryConfig(BaseModel):
     # default local embedder only, else the word rules). Measured with ``python -m
     # eval.train_categories``: .944 against the word rules' .706 on 177 held-out sentences
     category_model: bool = True
+    # with no LLM reconciler, a learned model (``write.replaces``) says where the rules would
+    # ADD whether a statement replaces one of its nearest stored facts ("these days it's
+    # Albariño for me" after "I'm strictly a red wine person"); weights for the default local
+    # embedder only. Off by default: on 180 held-out pairs it lifts the rules' recall of
+    # replacements from .35 to .54 at about their precision (``python -m eval.train_replaces``),
+    # but in the pipeline it fixed one development probe and cost one rank-1 probe and one
+    # abstention on the fifth blind behaviour set (``eval/README.md``, "Behaviour")
+    replace_model: bool = False
 
     # dedupe / reconcile
     dedupe_threshold: float = Field(default=0.90, gt=0, le=1)

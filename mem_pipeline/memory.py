@@ -44,6 +44,7 @@ from .write.memorable import MemorableFilter
 from .write.offline import OfflineExtractor
 from .write.pending import list_pending, retry_pending
 from .write.reconcile import LLMReconciler, Reconciler
+from .write.replaces import ReplaceModel
 
 __all__ = ["Memory"]
 
@@ -140,7 +141,8 @@ class Memory:
             extractor = OfflineExtractor(judge=judge, categories=labels)
         self.extractor: Extractor = extractor
         self.reconciler = reconciler
-        self._writer = Writer(self.parts, self.extractor, reconciler)
+        replaces = ReplaceModel.shipped(embed, embedder.model_id) if config.replace_model else None
+        self._writer = Writer(self.parts, self.extractor, reconciler, replaces)
         self._reader = Reader(self.parts)
         self._closed = False
         if not config.url and config.path != ":memory:":

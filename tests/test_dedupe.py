@@ -66,6 +66,21 @@ def test_a_change_of_the_same_thing_supersedes_without_a_slot(mem, clock) -> Non
     assert res.count("ADD") == 1 and res.count("SUPERSEDE") == 0
 
 
+def test_a_change_of_one_clause_keeps_the_clauses_it_does_not_touch(mem, clock) -> None:
+    (old,) = mem.add("I drive forklifts at the Daventry distribution centre, night shifts.", user_id="u").ids
+    clock.advance(days=30)
+    res = mem.add("Moved onto day shifts, finally get to have dinner with the kids.", user_id="u")
+    assert res.count("SUPERSEDE") == 1 and res.events[0].previous_id == old, res.events
+    valid = [f.text for f in mem.get_all(user_id="u") if f.kind == "fact"]
+    assert "I drive forklifts at the Daventry distribution centre." in valid  # the job and the place stay
+    assert not any("night" in t for t in valid)
+    # a taste is one thing: a change of it keeps none of its clauses
+    mem.add("I only read paper books, e-readers feel weird to me.", user_id="v")
+    clock.advance(days=30)
+    mem.add("Got a Kindle and honestly I'm converted, I read everything on it now.", user_id="v")
+    assert not any("weird" in f.text for f in mem.get_all(user_id="v") if f.kind == "fact")
+
+
 def test_a_change_rule_stays_with_its_person_and_never_takes_something_new_for_an_end(mem, clock) -> None:
     said = [
         {"role": "user", "name": "Gina", "content": "I got mentored by a business coach yesterday."},

@@ -342,6 +342,13 @@ def test_a_yes_to_a_question_about_the_user_is_their_own_statement_and_other_que
         f.startswith("I agreed") or "helping I" in f for f in agreed("Is anyone helping you out?", "Yes.")
     )
     assert agreed("Can I book the table for 8pm?", "Yes please.") == ["I agreed: book the table for 8pm."]
+    assert agreed("Sending good vibes! Want a silly joke to lift it?", "go on then") == []  # told and done
+    # what "a place" is, and "you" as the object of the offer
+    offer = "There's a sourdough workshop at Flour Power this Saturday at 10am. Want me to book you a place?"
+    assert agreed(offer, "go on then, book me in! 👍") == [
+        "I agreed: book me a place (there's a sourdough workshop at Flour Power "
+        "on Saturday 3 January 2026 at 10am)."
+    ]
 
 
 def test_a_reply_to_the_assistants_suggestion_carries_on_the_statement_before_it() -> None:
@@ -440,7 +447,16 @@ def test_chat_wordings_seen_in_a_blind_set() -> None:
     from mem_pipeline.text.voice import strip_filler
     from mem_pipeline.write.offline import _agreed, split_compound
 
-    for said in ("Gotta go, fireworks starting", "Happy new year!!", "Lmaooo that helped.", "Unrelated."):
+    for said in (
+        "Gotta go, fireworks starting",
+        "Happy new year!!",
+        "Lmaooo that helped.",
+        "Unrelated.",
+        "Ah, now is clear.",
+        "Ah okay, so is good luck.",
+        "Moving again ttyl",
+        "Let's play 20 questions!",
+    ):
         assert not is_statement(said), said
     for said in ("Haha I live in Leeds", "Happy new year, I moved to Berlin!", "asthmatic.", "night owl tbh"):
         assert is_statement(said), said
@@ -462,6 +478,6 @@ def test_chat_wordings_seen_in_a_blind_set() -> None:
     assert split_compound("I live in Ghent and work at Philips") == ["I live in Ghent.", "I work at Philips."]
     assert len(split_compound("They live in Leeds and work in York")) == 1  # their "I" is not mine
     offer = Message(role="assistant", content="The Garmin Forerunner 265 is £299. Want me to order it?")
-    assert _agreed(offer) == ["I agreed: order it (Garmin Forerunner 265)."]
+    assert _agreed(offer) == ["I agreed: order it (The Garmin Forerunner 265 is £299)."]
     assert names_asked("which city is defne in?", "My girlfriend Defne is in Leipzig.")
     assert not names_asked("what is my job?", "My girlfriend Defne is in Leipzig.")

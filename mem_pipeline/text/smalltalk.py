@@ -32,14 +32,15 @@ _TRANSIENT = re.compile(
     r"procrastinat\w*|killing time|just browsing|(?:just )?(?:asking|checking) for a friend|just curious|"
     r"just wondering|just checking|enough \w+ for (?:today|tonight|now|the day|\d+ \w+ \d{4})|"
     r"it(?:['’]?s| is) (?:raining|sunny|cold|hot|snowing)|(?:mondays|fridays)\b|one of those days|"
-    r"(?:so |very |really |super )?(?:excited|thrilled|stoked|nervous)\b)",
+    r"(?:so |very |really |super )?(?:excited|thrilled|stoked|nervous)\b|ttyl|brb|gtg|g2g|gotta go)",
     re.IGNORECASE,
 )
 # a request to the assistant: not a statement about the user
 _REQUEST = re.compile(
     r"^\s*(?:(?:please|pls|ok|so|anyway|now)[\s,]+)*(?:can|could|would|will) you\b|^\s*(?:please )?"
     r"(?:tell me|give me|show me|help me|explain|recommend|suggest|find me|remind me|write|translate|"
-    r"summari[sz]e|list|define)\b",
+    r"summari[sz]e|list|define)\b|"
+    r"^\s*let['’]?s (?:play|do|try|start|talk|chat|brainstorm|practi[sc]e|write|make|pretend|say)\b",
     re.IGNORECASE,
 )
 _GREETING = re.compile(
@@ -66,6 +67,8 @@ _EXCHANGE = re.compile(
     r"so+ much has happened)\b",
     re.IGNORECASE,
 )
+# a reaction to the assistant's explanation: an interjection, then "ok", "now", "so", "I see"
+_UNDERSTOOD = re.compile(r"^\s*(?:ah+|oh+|aha|ohh)\b[\s,!.]*(?:ok(?:ay)?|now|so|i see|right|got it)\b", re.I)
 _QUESTION_START = re.compile(
     r"^\s*(who|what|when|where|why|how|which|whose|do|does|did|can|could|would|will|should|is|"
     r"are|am|was|were|have|has|shall|may|might)\b",
@@ -99,6 +102,8 @@ def is_statement(sentence: str) -> bool:
         return False
     if _EXCHANGE.match(s) and not FIRST_PERSON.search(_EXCHANGE.sub("", s)):
         return False
+    if _UNDERSTOOD.match(s) and len(words) <= 6 and not FIRST_PERSON.search(s):
+        return False  # "Ah, now is clear.", "Ah okay, so is good luck."
     if s.endswith("?") or (_QUESTION_START.match(s) and not s.endswith((".", "!"))):
         return False
     if _REQUEST.search(s):

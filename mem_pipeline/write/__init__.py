@@ -51,6 +51,7 @@ from .followups import follow_up, with_question
 from .ground import grounded_turns
 from .pending import keep_pending
 from .reconcile import Decision, Reconciler, decide
+from .replaces import ReplaceModel
 
 __all__ = ["WRITE_CHUNK", "Writer"]
 
@@ -64,10 +65,19 @@ WRITE_CHUNK = 16
 class Writer:
     """The write path of one :class:`~mem_pipeline.Memory` (see the module docstring)."""
 
-    def __init__(self, parts: Parts, extractor: Extractor, reconciler: Reconciler | None) -> None:
+    def __init__(
+        self,
+        parts: Parts,
+        extractor: Extractor,
+        reconciler: Reconciler | None,
+        replaces: ReplaceModel | None = None,
+    ) -> None:
         self.parts = parts
         self.extractor = extractor
         self.reconciler = reconciler
+        #: the learned "does this replace that" (``write.replaces``), asked where the rules
+        #: would ADD when no LLM reconciles
+        self.replaces = replaces if reconciler is None else None
 
     def add(
         self,
@@ -93,7 +103,7 @@ class Writer:
         unread: list[int] = []  # the messages of the extraction windows that failed
         if not raw:
             try:
-                facts, unread, failure = self._extract(msgs, concepts, when, result)
+                facts, unread, failure = self._extract(scope, msgs, concepts, when, result)
             except LLMError as e:
                 failure, unread = e, list(range(len(msgs)))
         turn_texts = [self._turn_text(m) for _, m in turns]
@@ -188,7 +198,7 @@ class Writer:
 
     # -- facts --------------------------------------------------------------------------------
     def _extract(
-        self, msgs: Sequence[Message], concepts: list[str], when: datetime, result: AddResult
+        self, scope: Scope, msgs: Sequence[Message], concepts: list[str], when: datetime, result: AddResult
     ) -> tuple[list[ExtractedFact], list[int], LLMError | None]:
         """The extractor's grounded facts, with normalised concepts (the caller's added); and
         when some of its windows failed (the others' facts stand), their messages and error."""
@@ -202,13 +212,24 @@ class Writer:
         result.replaced += extraction.replaced
         for f in extraction.facts:  # whatever the extractor, a stored fact's dates are absolute
             f.text = resolve_relative(f.text, when)
-        facts = self._grounded(extraction.facts, msgs, result)
+        facts = self._grounded(extraction.facts + self._changes(scope, extraction.doubtful), msgs, result)
         for f in facts:
             f.concepts = [
                 c for c in dict.fromkeys([normalize_concept(c) for c in f.concepts] + concepts) if c
             ]
         unread = sorted({i for indexes, _ in extraction.failed for i in indexes})
         return facts, unread, (extraction.failed[-1][1] if extraction.failed else None)
+
+    def _changes(self, scope: Scope, doubtful: Sequence[ExtractedFact]) -> list[ExtractedFact]:
+        """Of the statements the memorable filter doubts, those that replace a stored fact of
+        their person ("Back on oat milk for good" after "Switched to soya milk"): a change is
+        worth remembering."""
+        if self.replaces is None or not doubtful:
+            return []
+        vecs = self.parts.embed.embed([f.text for f in doubtful])
+        with self.parts.lock:
+            found = [self._candidates(scope, v, None)[0] for v in vecs]
+        return [f for f, near in zip(doubtful, found) if self.replaces.best(f, near) is not None]
 
     def _write_facts(
         self,
@@ -240,6 +261,16 @@ class Writer:
         ]
         with self.parts.lock:  # a reply or a slip may carry on the turn before (``followups``)
             follow_up(self.parts, scope, msgs, meta, facts, decisions, set(turn_ids.values()), when)
+        if self.replaces is not None:  # what the rules would ADD may replace a fact in other words
+            # not a fact another decision of this add already acts on (a slip put right, a reply)
+            taken = {d.target.id for d in decisions if d is not None and d.target is not None}
+            for k, (f, (near, _)) in enumerate(zip(facts, found)):
+                d = decisions[k]
+                if d is None or d.action == "ADD":
+                    learned = self.replaces.supersede(f, [(s, c) for s, c in near if s.id not in taken])
+                    if learned is not None and learned.target is not None:
+                        decisions[k] = learned
+                        taken.add(learned.target.id)
         self._ask_llm(facts, found, decisions, result)
         for start in range(0, len(facts), WRITE_CHUNK):
             with self.parts.lock, self.parts.journaled(scope, "add"):

@@ -83,6 +83,9 @@ class Extraction:
     replaced: int = 0
     failed: list[tuple[list[int], LLMError]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: statements the rules keep and the memorable filter doubts: stored only when they replace
+    #: a stored fact (a change is worth remembering: ``write.replaces``)
+    doubtful: list[ExtractedFact] = field(default_factory=list)
 
 
 class Extractor(Protocol):

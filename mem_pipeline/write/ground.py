@@ -162,6 +162,11 @@ _PUTS_OFF = re.compile(
 )
 
 
+def puts_off(text: str) -> bool:
+    """Whether a reply puts a question off or turns it down ("hmm dunno, let me check first")."""
+    return bool(_PUTS_OFF.search(text))
+
+
 def fact_sources(messages: Sequence[Message], cited: Sequence[int]) -> list[str]:
     """The texts a fact citing messages ``cited`` may rest on: each cited user turn; with it
     the assistant's message just before when the turn confirms it ("Yes, book that") or is a

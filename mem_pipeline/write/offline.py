@@ -31,11 +31,12 @@ _COMPOUND = re.compile(
     re.IGNORECASE,
 )
 _CONFIRM = re.compile(
-    r"^\s*(?:(?:oh+|ooh+|ok(?:ay)?|great|perfect|sure|yes|yeah|yep|yup|please|definitely|absolutely)[\s,!.]*)+"
-    r"(?:do it|go ahead|go for it|book it|book that|order it|lock it in|sounds (?:good|great)|"
+    r"^\s*(?:(?:oh+|ooh+|ok(?:ay)?|great|perfect|sure|yes|yeah|yep|yup|please|definitely|absolutely|"
+    r"go on(?: then)?)[\s,!.]*)+"
+    r"(?:do it|go ahead|go for it|book it|book that|book me in|order it|lock it in|sounds (?:good|great)|"
     r"let['’]?s do (?:it|that)|that works|please(?: do)?)?[\s!.]*$"
-    r"|^\s*(?:yes|yeah|yep|sure|ok|okay)\b.*\b(?:book|order|signed up|sign me up|do it|go ahead|go for it|"
-    r"lock it in|please)\b",
+    r"|^\s*(?:yes|yeah|yep|sure|ok|okay|go on)\b.*\b(?:book|order|signed up|sign me up|do it|go ahead|"
+    r"go for it|lock it in|please)\b",
     re.IGNORECASE,
 )
 _YES = re.compile(
@@ -139,9 +140,9 @@ class OfflineExtractor:
         #: a learned category, in place of the word rules (``write.categories.CategoryModel``)
         self.categories = categories
 
-    def _statements(self, messages: Sequence[Message]) -> dict[int, list[str]]:
-        """Each user turn's sentences that state something (the rules, then the judge, in one
-        batch for the whole call)."""
+    def _statements(self, messages: Sequence[Message]) -> tuple[dict[int, list[str]], set[tuple[int, str]]]:
+        """Each user turn's sentences that state something (the rules, in one batch for the
+        whole call), and those of them the judge doubts (turn, sentence)."""
         said = {
             turn_id: [
                 clean
@@ -151,23 +152,31 @@ class OfflineExtractor:
             for turn_id, msg in enumerate(messages)
             if msg.role == "user"
         }
+        doubted: set[tuple[int, str]] = set()
         if self.judge is not None:
             flat = [(t, s) for t, sentences in said.items() for s in sentences]
-            dropped = {(t, s) for (t, s), drop in zip(flat, self.judge.drop([s for _, s in flat])) if drop}
-            said = {t: [s for s in sentences if (t, s) not in dropped] for t, sentences in said.items()}
-        return said
+            doubted = {(t, s) for (t, s), drop in zip(flat, self.judge.drop([s for _, s in flat])) if drop}
+        return said, doubted
 
     def extract(self, messages: Sequence[Message], now: datetime) -> Extraction:
         facts: list[ExtractedFact] = []
+        doubtful: list[ExtractedFact] = []
         seen: set[str] = set()
-        statements = self._statements(messages)
+        statements, doubted = self._statements(messages)
         for turn_id, msg in enumerate(messages):
             if msg.role != "user":
                 continue
-            texts = [part for sentence in statements[turn_id] for part in split_compound(sentence)]
-            if turn_id > 0 and (_CONFIRM.match(msg.content) or (texts and _YES.match(msg.content))):
-                texts = _agreed(messages[turn_id - 1]) + texts
-            for text in texts:
+            texts = [
+                (part, (turn_id, sentence) in doubted)
+                for sentence in statements[turn_id]
+                for part in split_compound(sentence)
+            ]
+            plain = _SYMBOLS.sub("", msg.content)  # "go for it 👍"
+            if turn_id > 0 and (_CONFIRM.match(plain) or (texts and _YES.match(plain))):
+                # the acceptance itself ("Go on then, book me in!") says nothing more
+                said = [(t, d) for t, d in texts if not _CONFIRM.match(_SYMBOLS.sub("", t))]
+                texts = [(t, False) for t in _agreed(messages[turn_id - 1])] + said
+            for text, doubt in texts:
                 text = resolve_relative(text, now)
                 if msg.name:
                     text = in_person(text, msg.name)
@@ -175,7 +184,7 @@ class OfflineExtractor:
                 if key in seen:
                     continue
                 seen.add(key)
-                facts.append(
+                (doubtful if doubt else facts).append(
                     ExtractedFact(
                         text=text,
                         category=category_of(text),
@@ -184,14 +193,27 @@ class OfflineExtractor:
                         subject=msg.name or "the user",
                     )
                 )
-        if self.categories is not None and facts:
+        if self.categories is not None and (facts or doubtful):
             # what a fact's slot tells comes first ("My sister Ana is a nurse": relationship)
-            labels = categories_of([f.text for f in facts], model=self.categories)
-            facts = [f.model_copy(update={"category": c}) for f, c in zip(facts, labels)]
-        return Extraction(facts=facts)
+            labels = categories_of([f.text for f in facts + doubtful], model=self.categories)
+            labelled = [f.model_copy(update={"category": c}) for f, c in zip(facts + doubtful, labels)]
+            facts, doubtful = labelled[: len(facts)], labelled[len(facts) :]
+        return Extraction(facts=facts, doubtful=doubtful)
 
+
+#: emoji and other symbols, which say nothing of whether a reply accepts an offer
+_SYMBOLS = re.compile(r"[^\w\s'’,.!?&-]+")
 
 _YOURS = [
+    # "you" as an object is "me": "book you a place", "a slot for you"
+    (
+        re.compile(
+            r"\b(for|to|with|book|get|send|remind|help|sign|put|give|show|tell|call|text|find|order|"
+            r"reserve|add|let|join|pencil|squeeze) you\b",
+            re.IGNORECASE,
+        ),
+        r"\1 me",
+    ),
     (re.compile(r"\byou(?:['’]re| are)\b", re.IGNORECASE), "I am"),
     (re.compile(r"\byou(?:['’]ve| have)\b", re.IGNORECASE), "I have"),
     (re.compile(r"\byou(?:['’]ll| will)\b", re.IGNORECASE), "I will"),
@@ -236,12 +258,44 @@ def _agreed(prev: Message) -> list[str]:
         return [f"{_I_AM[about.group(1).lower()]} {rest}."]
     if _AUXILIARY.match(offer):  # "Is anyone helping you out?": a question, not a proposal
         return []
+    if _CHAT_ONLY.search(offer):  # "Want a silly joke to lift it?": over when it is told
+        return []
     for pattern, mine in _YOURS:
         offer = pattern.sub(mine, offer)
     first = offer.split(" ", 1)[0]
     agreed = f"I agreed: {offer if first == 'I' else offer[0].lower() + offer[1:]}"
-    named = _antecedent(prev.content, asked[-1]) if _IT.search(offer) else None
+    if not (_IT.search(offer) or _SLOT.search(offer)):
+        return [f"{agreed}."]
+    # what "it" or "a place" is: the assistant's statement just before the offer ("There's a
+    # sourdough workshop at Flour Power this Saturday at 10am. Want me to book you a place?"),
+    # else the name it gave
+    before = prev.content[: prev.content.rfind(asked[-1])]
+    said = [t for t in split_sentences(before) if not t.strip().endswith("?")]
+    if said and tokens(said[-1]) and _ACTION.search(offer):
+        context = said[-1].strip().rstrip(".!")
+        if not _NAME_RUN.match(context):
+            context = context[0].lower() + context[1:]
+        return [f"{agreed} ({context})."]
+    named = _antecedent(prev.content, asked[-1])
     return [f"{agreed} ({named})." if named else f"{agreed}."]
+
+
+#: an offer of something said in the chat and done with (a joke, a story, a pep talk)
+_CHAT_ONLY = re.compile(
+    r"\b(?:jokes?|story|stories|poem|riddles?|fun facts?|quiz|pep talk|hug|virtual hug|pun|limerick|"
+    r"tongue twister|quote)\b",
+    re.IGNORECASE,
+)
+#: an offer to do something about "it" for the user (book, order, reserve...), which makes what
+#: the assistant said before it the user's plan ("Want a silly joke to lift it?" does not)
+_ACTION = re.compile(
+    r"\b(?:book|order|reserve|sign|buy|get|schedule|set up|put|pencil|add|register|enrol|enroll|grab|hold)\b",
+    re.IGNORECASE,
+)
+#: an offer of a place, a table, a slot: what it is the assistant said before
+_SLOT = re.compile(
+    r"\b(?:a|the) (?:place|spot|seat|table|slot|ticket|appointment|booking)s?\b|\bme in\b", re.I
+)
 
 
 _IT = re.compile(r"\b(?:it|that|them|this one|that one)\b", re.IGNORECASE)

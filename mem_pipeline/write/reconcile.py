@@ -204,7 +204,13 @@ def decide(
             names = (_names(text) & _names(f.text)) - people
             if (s >= 0.4 and shared) or (s >= 0.3 and names):
                 said = ", ".join(sorted(names or shared)[:3])
-                return Decision("SUPERSEDE", target=f, reason=f"a change of {said} (cosine {s:.3f})")
+                d = Decision("SUPERSEDE", target=f, reason=f"a change of {said} (cosine {s:.3f})")
+                if polarity(f.text) or polarity(text) or turns_away(text):
+                    return d  # a taste is one thing: every clause of it goes with the change
+                # "night shifts" changed; "I drive forklifts at the Daventry depot" still holds (a
+                # clause of three content words or more: "stress at work" was only the why)
+                kept = _keeping(d, functools.partial(_says_any, names or shared))
+                return replace(kept, keep=tuple(k for k in kept.keep if len(content_words(k[2])) >= 3))
     if related:
         return None
     nearest = f"nearest cosine {neighbours[0][1]:.3f}" if neighbours else "no stored fact is similar"
@@ -339,6 +345,11 @@ def remainder(
 
 def _mentions(word: re.Pattern[str], clause: str) -> bool:
     return bool(word.search(clause))
+
+
+def _says_any(words: set[str], clause: str) -> bool:
+    """Whether ``clause`` names one of ``words`` (topic stems or names)."""
+    return bool((_topic(clause) | _names(clause)) & words)
 
 
 def _says_something(clause: str) -> bool:
