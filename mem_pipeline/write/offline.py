@@ -135,7 +135,9 @@ class OfflineExtractor:
         categories: CategoryModel | None = None,
     ) -> None:
         self.max_concepts = max_concepts
-        #: a learned second opinion that may drop a sentence the rules keep (``write.memorable``)
+        #: a learned second opinion that may drop a sentence the rules keep (``write.memorable``):
+        #: what it doubts is returned apart (``Extraction.doubtful``), and the writer stores it
+        #: only when the learned replacement model says it replaces a stored fact
         self.judge = judge
         #: a learned category, in place of the word rules (``write.categories.CategoryModel``)
         self.categories = categories
