@@ -137,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     said = Counter(w for new in hand["train"][1] for w in words(new))
     vocabulary = sorted(w for w, k in said.items() if k >= args.min_count)
+    index = {w: i for i, w in enumerate(vocabulary)}
     sets = {}
     for name, rows in hand.items():
         n = len(rows[2])
@@ -149,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         sets[name] = (
             y,
             real,
-            pair_features(old, new, u, v, vocabulary),
+            pair_features(old, new, u, v, index),
             related_features(old, new, u, v),
             cos,
             rules,

@@ -47,7 +47,11 @@ def test_features_are_pure_and_shaped_by_the_vocabulary() -> None:
     u = np.eye(4)[:2]
     v = np.eye(4)[[0, 2]]
     x = pair_features(
-        ["I like tea", "I live in Leeds"], ["back on coffee", "moved to York"], u, v, ["back on", "york"]
+        ["I like tea", "I live in Leeds"],
+        ["back on coffee", "moved to York"],
+        u,
+        v,
+        {"back on": 0, "york": 1},
     )
     assert x.shape == (2, len(rule_features("a", "b", 0.0)) + 2 + 4)
     assert x[0, len(rule_features("a", "b", 0.0))] == 1.0  # "back on" said by the first

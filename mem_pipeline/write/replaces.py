@@ -18,7 +18,7 @@ when the embedder is not the one the weights were trained for.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from itertools import pairwise
 from pathlib import Path
@@ -92,16 +92,15 @@ def rule_features(old: str, new: str, cosine: float) -> list[float]:
 
 
 def pair_features(
-    olds: Sequence[str], news: Sequence[str], u: np.ndarray, v: np.ndarray, vocabulary: Sequence[str]
+    olds: Sequence[str], news: Sequence[str], u: np.ndarray, v: np.ndarray, index: Mapping[str, int]
 ) -> np.ndarray:
-    """The model's features for pairs (pure): :func:`rule_features`, which words of
-    ``vocabulary`` the new statement says, and the difference of the two unit vectors ``v -
-    u``, (n, d) each (which way the statement moved from the stored one)."""
-    index = {w: i for i, w in enumerate(vocabulary)}
+    """The model's features for pairs (pure): :func:`rule_features`, which words of the
+    vocabulary (``index``: word -> its column) the new statement says, and the difference of the
+    two unit vectors ``v - u``, (n, d) each (which way the statement moved from the stored one)."""
     u, v = np.atleast_2d(u), np.atleast_2d(v)
     rows = []
     for k, (old, new) in enumerate(zip(olds, news)):
-        said = np.zeros(len(vocabulary))
+        said = np.zeros(len(index))
         for w in words(new):
             if w in index:
                 said[index[w]] = 1.0
@@ -138,7 +137,8 @@ class ReplaceModel:
         self._change = (np.asarray(weights["change"]["w"]), float(weights["change"]["b"]))
         self._related = (np.asarray(weights["related"]["w"]), float(weights["related"]["b"]))
         self.threshold = float(weights["threshold"])
-        self._vocabulary: list[str] = list(weights["vocabulary"])
+        #: the vocabulary's words, each with its column (built once, not per pair)
+        self._index = {w: i for i, w in enumerate(weights["vocabulary"])}
 
     @classmethod
     def shipped(cls, embed: Embeds, model_id: str, path: Path = WEIGHTS) -> ReplaceModel | None:
@@ -154,7 +154,7 @@ class ReplaceModel:
         u, v = vecs[:-1], np.repeat(vecs[-1:], len(olds), axis=0)
         news = [new] * len(olds)
         (wc, bc), (wr, br) = self._change, self._related
-        change = _sigmoid(pair_features(olds, news, u, v, self._vocabulary) @ wc + bc)
+        change = _sigmoid(pair_features(olds, news, u, v, self._index) @ wc + bc)
         related = _sigmoid(related_features(olds, news, u, v) @ wr + br)
         return [float(p) for p in change * related]
 
