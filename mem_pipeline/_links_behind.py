@@ -1,11 +1,18 @@
-"""The concept layer's write-behind (see :mod:`mem_pipeline.links`): each user's concept count
-and pair deltas gathered inside journaled writes, written in one batch ``delay`` seconds later
-by a background thread, or first by any read of that user.
+"""The write-behind of journaled writes (see :mod:`mem_pipeline.links`): each user's concept
+count and pair deltas, the history rows of its writes and the context its new turns lend the
+turns before them, gathered inside journaled writes and written in one batch ``delay`` seconds
+later by a background thread, or first by any read of that user (a search, ``history``, the
+next add that reads its turns from the engine) and before any other journaled write of it.
 
-:class:`WriteBehind` holds only the waiting deltas, their journal entries and the thread. What a
-batch does to the store is the ``write`` it is given; ``end`` clears a journal entry; ``idle``
-runs on the thread after each batch, without the lock (``ConceptLinks`` embeds waiting names
-there).
+:class:`WriteBehind` holds only what waits, its journal entries and the thread. What a batch
+does to the store is the ``write``, ``history`` and ``contexts`` it is given; ``end`` clears a
+journal entry; ``idle`` runs on the thread after each batch, without the lock
+(``ConceptLinks`` embeds waiting names there).
+
+All of it is derived from the facts and turns, which are written at once: a process that dies
+before the batch leaves the write's journal entry open, and recovery recomputes the user's
+counts and links, adds the history events its facts imply (marked ``recovered``) and lends the
+latest turns the context of the turns after them, as for any interrupted write.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ import logging
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .models import Scope
@@ -30,18 +37,24 @@ log = logging.getLogger(__name__)
 Counts = dict[str, tuple[float, float | None]]
 #: pair -> (count delta, feedback delta, time of the change)
 Pairs = dict[tuple[str, str], tuple[float, float, float]]
+#: history rows waiting to be written, each with the scope it is written under
+Rows = list[tuple[Scope, list[dict[str, Any]]]]
+#: turn id -> (its grown lexical index text, other fields), as ``FactStore.set_lexicals`` takes
+Contexts = dict[str, tuple[str, dict[str, Any]]]
 
 
 class _Due:
     """One user's deltas waiting to be written, and the journal entry that stays open until
     they are: concept -> [delta, latest time of an addition (None: none)]; pair -> the same."""
 
-    __slots__ = ("concepts", "jid", "pairs", "scope")
+    __slots__ = ("concepts", "contexts", "events", "jid", "pairs", "scope")
 
     def __init__(self, scope: Scope) -> None:
         self.scope = scope
         self.concepts: dict[str, list[Any]] = {}
         self.pairs: dict[tuple[str, str], list[Any]] = {}
+        self.events: Rows = []
+        self.contexts: Contexts = {}
         self.jid: str | None = None
 
 
@@ -56,8 +69,9 @@ def _merge(into: dict[Any, list[Any]], deltas: Mapping[Any, int], ts: float) -> 
 class WriteBehind:
     """Deltas waiting per user, written by a background thread ``delay`` seconds after the
     first of a burst. ``lock``: the store's lock, which every method takes (the thread too).
-    ``write(scope, counts, pairs, ts)``: apply one user's batch; ``end(jid)``: clear a journal
-    entry; ``idle()``: called by the thread after each batch, without the lock."""
+    ``write(scope, counts, pairs, ts)``: apply one user's batch; ``history(rows)``: write
+    waiting history rows; ``contexts(grown)``: write turns' grown contexts; ``end(jid)``: clear
+    a journal entry; ``idle()``: called by the thread after each batch, without the lock."""
 
     def __init__(
         self,
@@ -65,12 +79,15 @@ class WriteBehind:
         delay: float,
         lock: threading.RLock,
         write: Callable[[Scope, Counts, Pairs, float], None],
+        history: Callable[[Rows], None],
+        contexts: Callable[[Contexts], None],
         end: Callable[[str], None],
         idle: Callable[[], None],
     ) -> None:
         self.delay = max(0.0, delay)
         self._lock = lock
-        self._write, self._end, self._idle = write, end, idle
+        self._write, self._history, self._contexts = write, history, contexts
+        self._end, self._idle = end, idle
         self._due: dict[tuple[str, str], _Due] = {}
         self._local = threading.local()  # the scope of the journaled write this thread is in
         self._wake = threading.Event()
@@ -85,6 +102,17 @@ class WriteBehind:
     def active(self, scope: Scope) -> bool:
         """Whether a change of ``scope``'s counts made now, in this thread, is to wait."""
         return self.delay > 0 and not self.stopped and getattr(self._local, "scope", None) == scope
+
+    def active_user(self, scope: Scope) -> bool:
+        """Whether a write of ``scope``'s user (any agent or run) made now, in this thread, is
+        inside a journaled write of that user whose records are to wait."""
+        inside = getattr(self._local, "scope", None)
+        return (
+            self.delay > 0
+            and not self.stopped
+            and inside is not None
+            and self._key(inside) == self._key(scope)
+        )
 
     def in_writer(self) -> bool:
         """Whether the calling thread is the background writer."""
@@ -102,17 +130,52 @@ class WriteBehind:
         finally:
             self._local.scope = outer
 
+    def _due_of(self, scope: Scope) -> _Due:
+        due = self._due.get(self._key(scope))
+        if due is None:
+            due = self._due[self._key(scope)] = _Due(scope)
+        return due
+
     def record(
         self, scope: Scope, concepts: Mapping[str, int], pairs: Mapping[tuple[str, str], int], ts: float
     ) -> None:
         """Add count and pair deltas of ``scope``, made at ``ts``, to its next batch."""
         with self._lock:
-            due = self._due.get(self._key(scope))
-            if due is None:
-                due = self._due[self._key(scope)] = _Due(scope)
+            due = self._due_of(scope)
             _merge(due.concepts, concepts, ts)
             _merge(due.pairs, pairs, ts)
             self._start()
+
+    def record_events(self, scope: Scope, rows: Sequence[dict[str, Any]]) -> None:
+        """Add history rows of a write of ``scope`` (any agent or run of the user) to the
+        user's next batch."""
+        with self._lock:
+            self._due_of(scope).events.append((scope, list(rows)))
+            self._start()
+
+    def record_contexts(self, scope: Scope, grown: Sequence[tuple[str, str, Mapping[str, Any]]]) -> None:
+        """Add turns' grown contexts (turn id, index text, fields) to the user's next batch; a
+        turn's later growth replaces its earlier (it extends it)."""
+        with self._lock:
+            due = self._due_of(scope)
+            for fid, text, fields in grown:
+                due.contexts[fid] = (text, dict(fields))
+            self._start()
+
+    def waiting_context(self, scope: Scope, fid: str) -> tuple[str, dict[str, Any]] | None:
+        """The grown context of turn ``fid`` of ``scope``'s user still waiting, if any."""
+        with self._lock:
+            due = self._due.get(self._key(scope))
+            return None if due is None else due.contexts.get(fid)
+
+    def _write_rest(self, due: _Due) -> None:
+        """Write what of ``due`` is not concept counts or links: turns' contexts, history rows."""
+        if due.contexts:
+            self._contexts(due.contexts)
+            due.contexts = {}  # written: a failure below does not write them twice
+        if due.events:
+            self._history(due.events)
+            due.events = []
 
     def adopt(self, scope: Scope, jid: str) -> bool:
         """Keep the journal entry ``jid`` of a finished write of ``scope`` open until the
@@ -141,10 +204,12 @@ class WriteBehind:
                 due = self._due.get(key)
                 if due is None:
                     continue
+                self._write_rest(due)
                 ts = max([r[1] for r in due.concepts.values() if r[1] is not None] + [0.0])
                 counts: Counts = {c: (d, t) for c, (d, t) in due.concepts.items()}
                 pairs: Pairs = {k: (d, 0.0, ts if t is None else t) for k, (d, t) in due.pairs.items() if d}
-                self._write(due.scope, counts, pairs, ts)
+                if counts or pairs:
+                    self._write(due.scope, counts, pairs, ts)
                 del self._due[key]
                 if due.jid is not None:
                     if getattr(self._local, "scope", None) == due.scope:
@@ -155,12 +220,17 @@ class WriteBehind:
                     else:
                         self._end(due.jid)
 
-    def discard(self, scope: Scope) -> None:
+    def discard(self, scope: Scope, *, forgetting: bool = False) -> None:
         """Drop the user's waiting deltas (its counts and links were just recomputed from its
-        facts, or the user was forgotten) and clear their journal entry."""
+        facts, or the user is being forgotten) and clear their journal entry. Its waiting
+        turn contexts and history rows are written first, unless it is ``forgetting``."""
         with self._lock:
             due = self._due.pop(self._key(scope), None)
-            if due is not None and due.jid is not None:
+            if due is None:
+                return
+            if not forgetting:
+                self._write_rest(due)
+            if due.jid is not None:
                 self._end(due.jid)
 
     def close(self) -> None:

@@ -38,6 +38,13 @@ class Parts:
     def now(self) -> datetime:
         return self.clock()
 
+    def record_history(self, scope: Scope, rows: list[dict[str, Any]]) -> None:
+        """Write the history rows (``event_row``) of a change to ``scope``'s facts. Inside a
+        journaled write they wait for the user's next write-behind batch, with its concept
+        counts and links (its journal entry stays open until they are written); ``history``
+        and every other read of them write the user's waiting rows first."""
+        self.links.history(scope, rows)
+
     @contextlib.contextmanager
     def journaled(self, scope: Scope, op: str) -> Iterator[None]:
         """Journal a write that spans several points: a fact, its history, concept counts and
@@ -50,6 +57,10 @@ class Parts:
         # an entry still open for the user (its links wait to be written) covers this write
         # too: what recovery does for it (the user's history, counts and links made to agree
         # with its facts) is what this write would need
+        if op not in ("add", "forget"):
+            # what the user's earlier adds left waiting (the contexts their turns lend the
+            # turns before them) is written before a write that may rewrite or delete those turns
+            self.links.flush(scope)
         covered = op != "forget" and self.links.covered(scope)
         jid = None if covered else self.store.begin(scope, op)
         try:

@@ -39,7 +39,7 @@ from datetime import datetime
 from itertools import combinations
 from typing import Any
 
-from ._links_behind import Counts, Pairs, WriteBehind
+from ._links_behind import Contexts, Counts, Pairs, Rows, WriteBehind
 from .concepts import followable, name_key, pair_deltas, pair_key, point_id, query_grams, strength_of
 from .models import Scope
 
@@ -122,7 +122,13 @@ class ConceptLinks:
         self._waiting = 0  # names written without a vector since the last batch
         self._lock = lock if lock is not None else threading.RLock()
         self._behind = WriteBehind(
-            delay=delay, lock=self._lock, write=self._write_batch, end=store.end, idle=self._after_batch
+            delay=delay,
+            lock=self._lock,
+            write=self._write_batch,
+            history=self._write_history,
+            contexts=self._write_contexts,
+            end=store.end,
+            idle=self._after_batch,
         )
 
     @staticmethod
@@ -183,6 +189,44 @@ class ConceptLinks:
             if self._waiting >= self.vector_batch:
                 self.embed_names()
 
+    def history(self, scope: Scope, rows: Sequence[dict[str, Any]]) -> None:
+        """Write the history rows of a write of ``scope``: inside a journaled write (with a
+        ``delay``) with the user's next batch, else now."""
+        if not rows:
+            return
+        with self._lock:
+            if self._behind.active_user(scope):
+                self._behind.record_events(scope, rows)
+            else:
+                self.store.add_events(scope, rows)
+
+    def contexts(self, scope: Scope, grown: Sequence[tuple[str, str, Mapping[str, Any]]]) -> None:
+        """Write the context new turns lend the turns before them (``write.turns.place_turn``):
+        inside a journaled write (with a ``delay``) with the user's next batch, else now."""
+        if not grown:
+            return
+        with self._lock:
+            if self._behind.active_user(scope):
+                self._behind.record_contexts(scope, grown)
+            else:
+                self.store.set_lexicals(grown)
+
+    def waiting_context(self, scope: Scope, fid: str) -> tuple[str, dict[str, Any]] | None:
+        """The grown context (index text, fields) of turn ``fid`` that still waits, if any."""
+        return self._behind.waiting_context(scope, fid)
+
+    def _write_contexts(self, grown: Contexts) -> None:
+        # the turns still stored (a delete is preceded by a flush; this is the safety net); the
+        # latest turns an add keeps in memory already hold these contexts and stay current
+        self.store.set_lexicals([(fid, text, fields) for fid, (text, fields) in grown.items()], batched=True)
+
+    def _write_history(self, rows: Rows) -> None:
+        by_scope: dict[Scope, list[dict[str, Any]]] = {}
+        for scope, some in rows:
+            by_scope.setdefault(scope, []).extend(some)
+        for scope, some in by_scope.items():
+            self.store.add_events(scope, some)
+
     # -- write-behind (``_links_behind``) --------------------------------------------------------
     def deferring(self, scope: Scope) -> contextlib.AbstractContextManager[None]:
         """Within this block (a journaled write of ``scope``, in this thread), :meth:`update`
@@ -204,10 +248,11 @@ class ConceptLinks:
         entries that covered them."""
         self._behind.flush(scope)
 
-    def discard(self, scope: Scope) -> None:
+    def discard(self, scope: Scope, *, forgetting: bool = False) -> None:
         """Drop the user's waiting deltas (its counts and links were just recomputed from its
-        facts, or the user was forgotten) and clear their journal entry."""
-        self._behind.discard(scope)
+        facts, or the user is being forgotten) and clear their journal entry; its waiting turn
+        contexts and history rows are written first, unless it is ``forgetting``."""
+        self._behind.discard(scope, forgetting=forgetting)
 
     def close(self) -> None:
         """Stop the background writer and write what waits. Not to be called holding the

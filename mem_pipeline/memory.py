@@ -273,8 +273,9 @@ class Memory:
         with self.parts.lock:
             n = len(list(self.store.scroll_facts(scope, include_invalid=True, whole_user=True)))
             with self.parts.journaled(scope, "forget"):
+                # its counts, links and history rows waiting to be written: dropped
+                self.parts.links.discard(scope, forgetting=True)
                 self.store.delete_user(scope)
-                self.parts.links.discard(scope)  # its counts and links waiting to be written
                 self.parts.links.invalidate(scope)  # the per-process concept caches of the user too
         return n
 
@@ -471,6 +472,7 @@ class Memory:
         scope = Scope.of(user_id, tenant)
         fid = check.check_id(id)
         with self.parts.lock:
+            self.parts.links.flush(scope)  # its history rows waiting to be written, if any
             rows = self.store.get_events(scope, fid)
         return [
             HistoryEvent(

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from typing import Any
 
 from _checks import assert_consistent, concept_counts, link_counts
 
@@ -147,3 +148,124 @@ def test_close_while_the_writer_embeds_names_is_clean(store_path, embedder, cloc
         assert not m.store.unfinished()
         assert m.store.unembedded_concepts() == []
         assert len(concept_counts(m, "default", "ana")) == 120
+
+
+# -- what else waits with the deltas: history rows and the contexts turns lend their neighbours
+
+SESSION = [
+    "I adopted a greyhound called Biscuit.",
+    "She sleeps on the sofa all day.",
+    "We walk along the canal every morning.",
+    "Then she naps again.",
+    "My sister Ines lives in Porto.",
+    "She visits every Easter.",
+]
+
+
+def _turns(m: Memory, user: str = "ana") -> list[str]:
+    ids = []
+    for i, text in enumerate(SESSION):
+        res = m.add(
+            [{"role": "user", "content": text, "name": "Ana"}],
+            user_id=user,
+            infer=False,
+            metadata={"session": 1 + i // 4},
+        )
+        ids.extend(res.ids)
+    return ids
+
+
+def _contexts(m: Memory, user: str = "ana") -> dict[str, tuple[Any, Any, Any]]:
+    """Each stored turn's lexical entry, as the store holds it: text -> (index text, followers
+    lent, lexical vector)."""
+    recs, _ = m.store.client.scroll(m.store.facts, limit=1000, with_payload=True, with_vectors=["lexical"])
+    out = {}
+    for r in recs:
+        p = r.payload or {}
+        if p.get("user_id") == user:
+            v = (r.vector or {}).get("lexical")
+            out[str(p["text"])] = (p.get("index_text"), p.get("ctx_after"), None if v is None else v.indices)
+    return out
+
+
+def test_turn_contexts_and_history_wait_and_come_out_the_same(embedder, clock) -> None:
+    now = Memory(config=MemoryConfig(path=":memory:", link_write_delay=0), embedder=embedder, clock=clock)
+    later = Memory(config=MemoryConfig(path=":memory:", link_write_delay=60), embedder=embedder, clock=clock)
+    try:
+        a, b = _turns(now), _turns(later)
+        first = _contexts(later)[SESSION[0]]
+        assert "sofa" not in first[0] and not first[1]  # what the next turns lend it waits
+        assert [e.event for e in later.history(b[0], user_id="ana")] == ["ADD"]  # history reads first
+        # a search writes the user's waiting contexts before it reads
+        hits = later.search("where does Biscuit sleep", user_id="ana", reinforce=False)
+        assert [h.text for h in hits.hits] == [
+            h.text for h in now.search("where does Biscuit sleep", user_id="ana", reinforce=False).hits
+        ]
+        assert _contexts(later) == _contexts(now)
+        # more turns wait, then a delete writes them first, and the turn deleted is no one's
+        # neighbour after it
+        for m, ids in ((now, a), (later, b)):
+            m.add("Biscuit loves the canal.", user_id="ana", infer=False, metadata={"session": 1})
+            m.delete(ids[3], user_id="ana")
+            m.add("One more about Biscuit.", user_id="ana", infer=False, metadata={"session": 1})
+        assert _contexts(later) != _contexts(now)  # the last add's contexts wait
+        later.parts.links.flush()
+        assert _contexts(later) == _contexts(now)
+        assert not later.store.unfinished()
+        assert [e.event for e in later.history(b[3], user_id="ana")] == ["ADD", "DELETE"]
+    finally:
+        now.close()
+        later.close()
+
+
+def test_forget_drops_waiting_history_and_contexts(store_path, embedder, clock) -> None:
+    m = Memory(config=MemoryConfig(path=store_path, link_write_delay=60), embedder=embedder, clock=clock)
+    ids = _turns(m, "ana")
+    _turns(m, "bob")
+    m.forget(user_id="ana")  # nothing of ana's may be written after this, by close or the writer
+    m.close()
+    m = Memory(config=MemoryConfig(path=store_path), embedder=embedder, clock=clock)
+    try:
+        assert set(m.store.count_user_points(Scope.of("ana")).values()) == {0}
+        assert m.history(ids[0], user_id="ana") == []
+        assert len(_contexts(m, "bob")) == len(SESSION)
+    finally:
+        m.close()
+
+
+CHILD_TURNS = textwrap.dedent(
+    """
+    import os, sys
+    from mem_pipeline import Memory, MemoryConfig
+    m = Memory(config=MemoryConfig.from_env(path=sys.argv[1], link_write_delay=60))
+    for i, text in enumerate(sys.argv[2:]):
+        m.add([{"role": "user", "content": text, "name": "Ana"}], user_id="ana", infer=False,
+              metadata={"session": 1 + i // 4})
+    os._exit(0)  # dies with the contexts and history rows unwritten
+    """
+)
+
+
+def test_a_process_that_dies_before_the_batch_gets_its_contexts_and_history_on_open(
+    store_path, tmp_path, embedder, clock
+) -> None:
+    subprocess.run(
+        [sys.executable, "-c", CHILD_TURNS, store_path, *SESSION],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        check=True,
+    )
+    ref = Memory(config=MemoryConfig(path=str(tmp_path / "ref"), link_write_delay=0), embedder=embedder)
+    try:
+        _turns(ref)
+        with Memory(config=MemoryConfig(path=store_path), embedder=embedder) as m:
+            assert not m.store.unfinished()
+            assert _contexts(m) == _contexts(ref)  # recovery lent the turns what waited
+            for f in m.get_all(user_id="ana"):
+                events = m.history(f.id, user_id="ana")
+                assert [e.event for e in events] == ["ADD"] and events[0].detail.get("recovered")
+            assert_consistent(m, "default", "ana")
+    finally:
+        ref.close()

@@ -18,6 +18,7 @@ def _say(mem: Memory, text: str) -> str:
 
 
 def _payload(mem: Memory, fid: str) -> dict[str, Any]:
+    mem.parts.links.flush()  # the contexts an add lends the turns before it wait for its batch
     (rec,) = mem.store.client.retrieve(mem.store.facts, [fid], with_payload=True)
     return dict(rec.payload or {})
 

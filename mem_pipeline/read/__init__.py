@@ -101,6 +101,7 @@ class Reader:
                 early = self._concepts(scope, q.concepts if use_concepts else {}, expanding, at)
         vec = vec_of.result()
         with parts.lock:
+            parts.links.flush(scope)  # what the user's adds left waiting (their turns' contexts)
             cands = self._candidates(
                 scope, q, vec, max(limit * 4, cfg.candidate_pool), filters, include_invalid
             )

@@ -47,7 +47,7 @@ class FactStore(StoreBase):
                 raise EmbedderMismatchError(
                     f"vector of {len(dense)} dims for a collection of {self.dimensions}"
                 )
-            vec: dict[str, Any] = {"dense": [float(x) for x in dense]}
+            vec: dict[str, Any] = {"dense": np.asarray(dense, dtype=np.float32).tolist()}
             if idx:
                 vec["lexical"] = models.SparseVector(indices=idx, values=vals)
             payload = fact_to_payload(fact, embed_text, index_text)
@@ -125,11 +125,30 @@ class FactStore(StoreBase):
         """Replace a fact's lexical vector and indexed text (turn context grew)."""
         self.set_lexicals([(fact_id, index_text, fields)])
 
-    def set_lexicals(self, items: Sequence[tuple[str, str, Mapping[str, Any]]]) -> None:
+    def set_lexicals(
+        self, items: Sequence[tuple[str, str, Mapping[str, Any]]], *, batched: bool = False
+    ) -> None:
         """Replace facts' lexical vectors and indexed texts, with other fields of each: one
-        engine write for all the vectors, one per fact for its fields."""
+        engine write for all the vectors, one per fact for its fields.
+
+        ``batched``: the grown contexts of turns, written after the add that grew them (the
+        write-behind): those of turns deleted since are skipped, and the latest turns an add
+        kept in memory (:meth:`keep_recent`), which hold these contexts already, stay current."""
+        current: list[tuple[Scope, Any]] = []
+        if batched and items:
+            ids = [fid for fid, _, _ in items]
+            with self._translate("reading facts"):
+                there = {str(r.id) for r in self.client.retrieve(self.facts, ids=ids, with_payload=False)}
+            items = [it for it in items if it[0] in there]
+            before = self._facts_writes()
+            current = [k for k, (at, _, _) in self._recent.items() if at == before]
         own = {fid: {"index_text": text, **fields} for fid, text, fields in items}
         self._write_lexical([(fid, text) for fid, text, _ in items], {}, own)
+        after = self._facts_writes()
+        if after is not None:
+            for k in current:
+                _, depth, rows = self._recent[k]
+                self._recent[k] = (after, depth, rows)
 
     def _write_lexical(
         self,
@@ -269,17 +288,22 @@ class FactStore(StoreBase):
     def find_repeat(self, scope: Scope, key_hash: str, old_id: str) -> StoredFact | None:
         """The current fact of ``scope`` that a write with this :func:`repeat_key` repeats: one
         stored with the same key, or one an older version stored under ``old_id`` (its
-        :func:`legacy_id`) before keys were recorded."""
-        flt = scope_filter(scope, VALID)
-        flt.should = [
-            models.FieldCondition(key="key_hash", match=models.MatchValue(value=key_hash)),
-            models.HasIdCondition(has_id=[old_id]),
-        ]
+        :func:`legacy_id`) before keys were recorded.
+
+        The key already holds the scope, so the engine is asked for the key alone (an index
+        lookup; the scope's conditions would make it scan the scope) and the scope is checked
+        here; the legacy id is one lookup by id."""
+        key = models.FieldCondition(key="key_hash", match=models.MatchValue(value=key_hash))
         with self._translate("looking for a repeat"):
-            recs, _ = self.client.scroll(self.facts, scroll_filter=flt, limit=4, with_payload=HIT_PAYLOAD)
+            recs, _ = self.client.scroll(
+                self.facts, scroll_filter=models.Filter(must=[key, VALID]), limit=4, with_payload=HIT_PAYLOAD
+            )
+            if not recs:
+                recs = self.client.retrieve(self.facts, ids=[old_id], with_payload=HIT_PAYLOAD)
         for r in recs:
             p = r.payload or {}
-            if p.get("key_hash", key_hash) == key_hash:  # a legacy fact has no key: its id matched
+            # a legacy fact has no key: its id matched
+            if p.get("key_hash", key_hash) == key_hash and p.get("valid") is True and in_scope(p, scope):
                 return payload_to_fact(r.id, p)
         return None
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from .._parts import Parts, event_row
 from ..models import Scope
+from ..write.turns import missing_contexts
 
 __all__ = ["recover", "repair_user"]
 
@@ -45,7 +46,9 @@ def repair_user(parts: Parts, scope: Scope, op: str) -> None:
         links.invalidate(scope)
         return
     facts = list(store.scroll_facts(scope, include_invalid=True, whole_user=True))
-    links.rebuild(scope, [f for f in facts if f.is_valid])
+    links.rebuild(scope, [f for f in facts if f.is_valid])  # writes what waits of the user first
+    # the contexts turns lend the turns before them wait for the write-behind too
+    store.set_lexicals(missing_contexts(store.raw_turns(scope), parts.config.context_window))
     history: dict[str, list[dict[str, Any]]] = {}
     for r in store.user_points(store.events, scope).values():
         history.setdefault(r["fact_id"], []).append(r)

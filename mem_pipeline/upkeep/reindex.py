@@ -27,6 +27,7 @@ def reindex(parts: Parts, scope: Scope | None, *, dry_run: bool = False) -> int:
     the rest.
     """
     store = parts.store
+    parts.links.flush(scope)  # the turn contexts adds left waiting are written first
     done: set[str] = set()
     for page in store.stale_lexical(scope):
         if dry_run:

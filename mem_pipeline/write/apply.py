@@ -146,7 +146,7 @@ def apply_decision(
             ),
             *split,
         ]
-    store.add_events(scope, events)
+    parts.record_history(scope, events)
     return out
 
 
@@ -263,7 +263,7 @@ def reinforce(
         reason=reason,
         confirmations=target.confirmations + 1,
     )
-    parts.store.add_events(scope, [row])
+    parts.record_history(scope, [row])
     return AddEvent(
         event="REINFORCE",
         id=target.id,
@@ -303,7 +303,7 @@ def rewrite(
     )
     parts.store.upsert_facts([(updated, vec, index_text, index_text)])
     parts.links.update(scope, target.concepts, updated.concepts, when or now, fact_id=target.id)
-    parts.store.add_events(scope, [event_row(target.id, event, target.text, text, now, reason=reason)])
+    parts.record_history(scope, [event_row(target.id, event, target.text, text, now, reason=reason)])
 
 
 def delete(parts: Parts, scope: Scope, facts: Sequence[StoredFact], reason: str) -> None:
@@ -334,4 +334,4 @@ def delete(parts: Parts, scope: Scope, facts: Sequence[StoredFact], reason: str)
                 source_deleted=lost,
             )
         )
-    parts.store.add_events(scope, rows)
+    parts.record_history(scope, rows)

@@ -4,6 +4,7 @@ its lexical entry, and the question it answers), and the same reply links for ol
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import islice
 from typing import Any
 
 from .._parts import Parts
@@ -11,7 +12,7 @@ from ..models import Scope, session_key
 from ..store import TURN_LINKS_VERSION
 from ..text.lexical import as_context
 
-__all__ = ["answers", "place_turn", "reply_links"]
+__all__ = ["answers", "missing_contexts", "place_turn", "reply_links"]
 
 
 def answers(prev: Mapping[str, Any], meta: Mapping[str, Any]) -> bool:
@@ -65,6 +66,11 @@ def place_turn(
         before = recent[session]
     else:
         before = store.recent_raw(scope, session, max(w, 1))
+        for p in before:  # what earlier adds lent them may still wait to be written
+            waiting = parts.links.waiting_context(scope, p["id"])
+            if waiting is not None:
+                p["index_text"] = waiting[0]
+                p.update(waiting[1])
     before = [p for p in before if p["id"] != fid]
     reply_to = before[0]["id"] if before and answers(before[0], meta) else None
     lent_to = before[:w]
@@ -76,7 +82,9 @@ def place_turn(
         after = int(prev.get("ctx_after", 0)) + 1
         grown.append((prev["id"], ctx, {"ctx_after": after}))
         prev["index_text"], prev["ctx_after"] = ctx, after
-    store.set_lexicals(grown)  # the turns before, in one write of their vectors
+    # the turns before, in one write of their vectors; inside a journaled add it waits for
+    # the user's next write-behind batch (``links.contexts``)
+    parts.links.contexts(scope, grown)
     lent = [as_context(p.get("embed_text") or p["text"]) for p in reversed(lent_to)]
     if asked and w:
         lent.append(as_context(asked))
@@ -94,23 +102,53 @@ def place_turn(
     return index_text, reply_to
 
 
+def _reads(t: Mapping[str, Any], p: Mapping[str, Any], session: str | int | None) -> bool:
+    """Whether turn ``t`` (of ``session``), when added, reads the earlier turn ``p`` as one
+    before it: ``p`` is of the scope ``t`` was added in (its agent and run when it sets them, any
+    otherwise) and of its session when it has one."""
+    return all(t.get(k) is None or p.get(k) == t.get(k) for k in ("agent_id", "run_id")) and (
+        session is None or (p.get("metadata") or {}).get("session") == session
+    )
+
+
 def reply_links(turns: Sequence[Mapping[str, Any]]) -> list[tuple[str, str | None]]:
     """For each of a user's raw turns (in the order written) not yet linked: the turn it
     answers, found as :func:`place_turn` finds it when a turn is added: the latest earlier
     turn its scope reads (the scope's agent and run when it sets them, any otherwise), of its
     session when it has one."""
-
-    def reads(t: Mapping[str, Any], p: Mapping[str, Any], session: str | int | None) -> bool:
-        return all(t.get(k) is None or p.get(k) == t.get(k) for k in ("agent_id", "run_id")) and (
-            session is None or (p.get("metadata") or {}).get("session") == session
-        )
-
     links: list[tuple[str, str | None]] = []
     for i, t in enumerate(turns):
         if t.get("turn_links") == TURN_LINKS_VERSION:
             continue
         meta = t.get("metadata") or {}
         session = session_key(meta.get("session"))
-        prev = next((turns[j] for j in range(i - 1, -1, -1) if reads(t, turns[j], session)), None)
+        prev = next((turns[j] for j in range(i - 1, -1, -1) if _reads(t, turns[j], session)), None)
         links.append((t["id"], prev["id"] if prev is not None and answers(prev, meta) else None))
     return links
+
+
+def missing_contexts(turns: Sequence[Mapping[str, Any]], w: int) -> list[tuple[str, str, dict[str, Any]]]:
+    """The contexts a user's raw turns (in the order written, with their stored ``index_text``
+    and ``ctx_after``) should have been lent by the turns after them and were not (a process
+    ended before its write-behind batch wrote them): (turn id, grown index text, fields), as
+    :func:`place_turn` would have grown them. Each turn is lent the text of the first ``w``
+    later turns that read it; what it already has is kept and the missing tail appended.
+    Exact for turns added in order; a turn deleted after lending is not lent again."""
+    lent: dict[str, list[Mapping[str, Any]]] = {}
+    for i, t in enumerate(turns):
+        session = session_key((t.get("metadata") or {}).get("session"))
+        before = islice((turns[j] for j in range(i - 1, -1, -1) if _reads(t, turns[j], session)), w)
+        for prev in before:
+            got = lent.setdefault(prev["id"], [])
+            if len(got) < w:
+                got.append(t)
+    grown: list[tuple[str, str, dict[str, Any]]] = []
+    for t in turns:
+        followers = lent.get(t["id"], [])
+        have = int(t.get("ctx_after", 0))
+        if have >= len(followers):
+            continue
+        extra = [as_context(f.get("embed_text") or f["text"]) for f in followers[have:]]
+        text = "\n".join([str(t.get("index_text", t["text"])), *extra])
+        grown.append((t["id"], text, {"ctx_after": len(followers)}))
+    return grown
