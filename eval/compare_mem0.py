@@ -290,9 +290,12 @@ def mem0_semantic_only(mem: Any) -> bool:
 class Systems:
     """The two memories, each call timed whole; turn and question metadata as both store it."""
 
-    def __init__(self, ours: Memory, theirs: Any, *, mem0_speaker_in_text: bool = False) -> None:
+    def __init__(
+        self, ours: Memory, theirs: Any, *, mem0_speaker_in_text: bool = False, settle: bool = False
+    ) -> None:
         self.ours, self.theirs = ours, theirs
         self.mem0_speaker_in_text = mem0_speaker_in_text
+        self.settle = settle
 
     def add(self, system: str, user: str, turn: Turn) -> float:
         msg = [{"role": "user", "content": turn.text, "name": turn.speaker}]
@@ -305,6 +308,10 @@ class Systems:
             _, ms = timed(
                 lambda: self.ours.add(msg, user_id=user, infer=False, metadata=meta, timestamp=turn.when)
             )
+            if self.settle:  # untimed: what our add left to the write-behind is written first
+                deadline = time.monotonic() + 5.0
+                while not self.ours.parts.links.settled() and time.monotonic() < deadline:
+                    time.sleep(0.002)
         return ms
 
     def search(self, system: str, conv: Conversation, question: str) -> tuple[Any, float]:
@@ -404,7 +411,7 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> dict[str, Any]:
         embedder = LocalEmbedder()
         theirs = build_mem0(root / "mem0", embedder)
         ours = Memory(config=MemoryConfig(path=str(root / "mem_pipeline")), embedder=embedder)
-        systems = Systems(ours, theirs, mem0_speaker_in_text=args.mem0_speaker_in_text)
+        systems = Systems(ours, theirs, mem0_speaker_in_text=args.mem0_speaker_in_text, settle=args.settle)
         systems.warm_up()
         if not mem0_semantic_only(theirs):
             sys.exit(
@@ -494,6 +501,9 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> dict[str, Any]:
                 "config": "MemoryConfig(path=...) defaults",
                 "search": "now = day after the last session, reinforce=False",
                 "add": "infer=False, one call per turn, timestamp = session date",
+                "settle": "after each add, its write-behind's work waited for, untimed"
+                if args.settle
+                else "no: its write-behind's work runs beside the next calls, mem0's included",
             },
             "order": "alternating per turn and per question (even: mem0 first)",
             "cpus": os.cpu_count(),
@@ -523,6 +533,13 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="give mem0 each turn as 'Speaker: text' (mem0 keeps a message's name as "
         "actor_id only, out of the embedded text); mem_pipeline's input is unchanged",
+    )
+    ap.add_argument(
+        "--settle",
+        action="store_true",
+        help="after each of mem_pipeline's adds, wait (untimed) until its write-behind has written "
+        "what the add left it, so that none of that background work runs during mem0's timed calls "
+        "(each add then gets a batch of its own: slower runs, and our add timed without the batching)",
     )
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
     args = ap.parse_args(argv)

@@ -114,6 +114,12 @@ class WriteBehind:
             and self._key(inside) == self._key(scope)
         )
 
+    def settled(self) -> bool:
+        """Whether nothing waits to be written (the background writer may still be computing
+        name vectors after its last batch)."""
+        with self._lock:
+            return not self._due
+
     def in_writer(self) -> bool:
         """Whether the calling thread is the background writer."""
         return threading.current_thread() is self._thread

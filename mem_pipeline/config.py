@@ -262,11 +262,13 @@ class MemoryConfig(BaseModel):
     link_fanout: int = Field(default=3, ge=1)
     max_expanded_concepts: int = Field(default=8, ge=0)
     association_limit: int = Field(default=3, ge=0, le=50)
-    # seconds the concept counts and links a write changes wait, to be written in one batch
-    # with those of the writes that follow (mem_pipeline.links, "Write-behind"): an add returns
-    # sooner, reads never see them late, a crash leaves a journal entry that recovery completes.
-    # 0 writes them with each fact. eval.compare_mem0, two runs each: add p50 1.12x / 1.13x
-    # mem0's at 0.1, 1.36x / 1.46x at 0, recall identical (eval/README.md)
+    # seconds the concept counts and links a write changes, its history rows and the context
+    # its turns lend the turns before them wait, to be written in one batch with those of the
+    # writes that follow (mem_pipeline.links, "Write-behind"): an add returns sooner, reads
+    # never see them late, a crash leaves a journal entry that recovery completes. 0 writes
+    # them with each fact. eval.compare_mem0: add p50 1.00x mem0's (three runs; counts and
+    # links alone waiting: 1.06x-1.11x; nothing waiting: 1.36x / 1.46x), recall identical
+    # (eval/README.md)
     link_write_delay: float = Field(default=0.1, ge=0, le=60)
 
     # an extracting add also keeps the turns it read, as turns (searchable, and the sources of

@@ -24,6 +24,13 @@ recomputing the user's counts and links from its facts. Every read of a user's c
 writes that user's waiting deltas first, so what a search sees does not depend on timing; only
 another process (a shared server) sees them up to ``delay`` seconds late. ``close`` writes what
 waits. ``delay=0`` writes them with the fact, as before.
+
+Two other records of a write wait in the same batch, since both are derived too: its history
+rows (``Parts.record_history``; ``Memory.history`` writes the user's first) and the context a
+new turn lends the turns before it (:meth:`ConceptLinks.contexts`; a search writes the user's
+first, an add reading those turns from the engine sees the waiting ones, and a delete or update
+writes them first). Recovery adds the history its facts imply and lends the latest turns what
+the turns after them did not (``write.turns.missing_contexts``).
 """
 
 from __future__ import annotations
@@ -210,6 +217,11 @@ class ConceptLinks:
                 self._behind.record_contexts(scope, grown)
             else:
                 self.store.set_lexicals(grown)
+
+    def settled(self) -> bool:
+        """Whether the write-behind has nothing waiting (for benchmarks that must not let its
+        background work fall into another system's timed calls)."""
+        return self._behind.settled()
 
     def waiting_context(self, scope: Scope, fid: str) -> tuple[str, dict[str, Any]] | None:
         """The grown context (index text, fields) of turn ``fid`` that still waits, if any."""

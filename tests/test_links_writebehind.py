@@ -193,6 +193,7 @@ def test_turn_contexts_and_history_wait_and_come_out_the_same(embedder, clock) -
     later = Memory(config=MemoryConfig(path=":memory:", link_write_delay=60), embedder=embedder, clock=clock)
     try:
         a, b = _turns(now), _turns(later)
+        assert now.parts.links.settled() and not later.parts.links.settled()
         first = _contexts(later)[SESSION[0]]
         assert "sofa" not in first[0] and not first[1]  # what the next turns lend it waits
         assert [e.event for e in later.history(b[0], user_id="ana")] == ["ADD"]  # history reads first
@@ -210,6 +211,7 @@ def test_turn_contexts_and_history_wait_and_come_out_the_same(embedder, clock) -
             m.add("One more about Biscuit.", user_id="ana", infer=False, metadata={"session": 1})
         assert _contexts(later) != _contexts(now)  # the last add's contexts wait
         later.parts.links.flush()
+        assert later.parts.links.settled()
         assert _contexts(later) == _contexts(now)
         assert not later.store.unfinished()
         assert [e.event for e in later.history(b[3], user_id="ana")] == ["ADD", "DELETE"]

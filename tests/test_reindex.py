@@ -31,6 +31,7 @@ def _write_as_old_version(m: Memory, user: str, monkeypatch: pytest.MonkeyPatch)
         for t in TURNS:
             res = m.add([{"role": "user", "content": t, "name": user}], user_id=user, infer=False)
             ids.extend(e.id for e in res.events if e.id)
+        m.parts.links.flush()  # the contexts the turns lent each other, written by that version too
     return ids
 
 
