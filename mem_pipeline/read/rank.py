@@ -31,7 +31,6 @@ __all__ = [
     "Ranked",
     "boost_by_concepts",
     "confidence",
-    "fill_scores",
     "fold",
     "rank",
     "reply_lift",
@@ -57,11 +56,13 @@ class Parts(NamedTuple):
 
 @dataclass(slots=True)
 class Ranked:
-    """A scored candidate."""
+    """A scored candidate. ``tie``: how it ranks against a candidate of the same score (see
+    :func:`_order`), worked out once."""
 
     cand: Candidate
     score: float
     parts: Parts
+    tie: tuple[int, float, float, str, str] | None = None
 
     @property
     def id(self) -> str:
@@ -76,33 +77,19 @@ class Ranked:
         return list(self.cand.payload.get("concepts") or [])
 
 
-def _order(r: Ranked) -> tuple[float, int, float, float, str, str]:
+def _tie(c: Candidate) -> tuple[int, float, float, str, str]:
+    p = c.payload
+    kind = 0 if kind_of(p) == "fact" else 1
+    return (kind, -round(c.dense or 0.0, 4), float(p.get("created_ts") or 0.0), str(p.get("text", "")), c.id)
+
+
+def _order(r: Ranked) -> tuple[float, tuple[int, float, float, str, str]]:
     """Best first; a tie (to 6 decimals: the last float bits of an embedding move with the batch
     it was computed in) goes to a fact before a turn, then to the closer meaning, the older
     point, the text and the id: the same memory ranks the same whatever else a store holds."""
-    p = r.cand.payload
-    kind = 0 if kind_of(p) == "fact" else 1
-    closer = -round(r.cand.dense or 0.0, 4)
-    return (-round(r.score, 6), kind, closer, float(p.get("created_ts") or 0.0), r.text, r.id)
-
-
-def fill_scores(
-    candidates: Sequence[Candidate], *, dense: Mapping[str, float], lexical: Mapping[str, float]
-) -> None:
-    """Give each candidate the score it lacks from the other search (in place).
-
-    The dense and lexical searches each return their own top of the pool, so a candidate found
-    by one only has no score from the other, and min-max (:func:`~mem_pipeline.decay.fuse`)
-    would scale each signal over a different set of candidates. The store scores those facts
-    against the query (``QdrantStore.scores_of``: ``dense`` cosines, ``lexical`` scores for
-    the facts that share a term with it) and the scores are filled in here (LoCoMo R@10 .878
-    -> .880 when the lexical side was filled too; ``eval/README.md``).
-    """
-    for c in candidates:
-        if c.dense is None and c.id in dense:
-            c.dense = float(dense[c.id])
-        if c.lexical is None and lexical.get(c.id, 0.0) > 0:
-            c.lexical = float(lexical[c.id])
+    if r.tie is None:
+        r.tie = _tie(r.cand)
+    return (-round(r.score, 6), r.tie)
 
 
 def rank(
@@ -183,10 +170,12 @@ def rank(
         rel = _session_lift(candidates, rel, session_boost)
     at = now.timestamp()
     out = []
+    d, rf = 1.0, 1.0
     for c, r, x in zip(candidates, rel, lent):
-        d, rf = strength(c.payload, at, half_lives, decay_floor) if use_decay else (1.0, 1.0)
-        parts = Parts(c.dense or 0.0, c.lexical or 0.0, r, d, rf, reply=x)
-        out.append(Ranked(c, r * d * rf, parts))
+        if use_decay:
+            d, rf = strength(c.payload, at, half_lives, decay_floor)
+        parts = Parts(c.dense or 0.0, c.lexical or 0.0, r, d, rf, 0.0, 0.0, x)
+        out.append(Ranked(c, r * d * rf, parts, _tie(c)))
     out.sort(key=_order)
     return out
 
@@ -326,15 +315,18 @@ def boost_by_concepts(
     if not query_concepts or boost <= 0:
         return list(ranked)
     out = []
+    boosted = False
     for r in ranked:
         tagged = [c for c in r.cand.payload.get("concepts") or () if c in query_concepts]
         if tagged:
             words = _word_set(r.text)
             w = max((query_concepts[c] for c in tagged if not _word_set(c) <= words), default=0.0)
             if w > 0:
-                r = replace(r, score=r.score * (1 + boost * w), parts=r.parts._replace(concept=w))
+                r = Ranked(r.cand, r.score * (1 + boost * w), r.parts._replace(concept=w), r.tie)
+                boosted = True
         out.append(r)
-    out.sort(key=_order)  # already in order but for the boosted
+    if boosted:
+        out.sort(key=_order)  # in order but for the boosted
     return out
 
 
