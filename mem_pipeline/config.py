@@ -289,7 +289,7 @@ class MemoryConfig(BaseModel):
     # at 0.35 a year-old exact answer lost to a fresh half-match. LoCoMo (months-long chats,
     # "when did X..." questions about old sessions) tuning split R@10 vs --no-decay:
     # 0.35 -.03, 0.7 -.02, 0.8 -.01; held-out split: 0.8 = no decay. Once the lexical scores
-    # of dense-only candidates were filled (``recall.fill_scores``) the relevance spread
+    # of dense-only candidates were filled (``FactStore.search(fill=True)``) the relevance spread
     # narrowed and 0.8 cost more (tuning split R@10 .909 without decay: 0.8 .896, 0.85 .899,
     # **0.9 .901**; held-out .871 without decay, .872 at 0.9).
     decay_floor: float = Field(default=0.9, ge=0, le=1)

@@ -180,7 +180,6 @@ class Memory:
 
     # -- lifecycle ----------------------------------------------------------------------------
     def close(self) -> None:
-        self._reader.close()
         with self.parts.lock:
             first, self._closed = not self._closed, True
         if first:  # outside the store's lock: closing the links joins their writer, which takes it

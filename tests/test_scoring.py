@@ -278,51 +278,38 @@ def _candidate(
     return Candidate.of(fact, dense=dense, lexical=lexical)
 
 
-def test_fill_scores_gives_each_candidate_the_score_of_the_other_search() -> None:
-    from mem_pipeline.read.rank import fill_scores
+def test_a_candidate_found_by_one_search_gets_its_score_from_the_other(mem) -> None:
+    """With ``fill``, the store scores each query over the other's results in the same round
+    trip: min-max then sees every candidate's true similarity and lexical score."""
+    import numpy as np
 
-    found_by_both = _candidate("a", 0.9, 3.0)
-    lexical_only = _candidate("b", None, 5.0)
-    no_vector = _candidate("c", None, 1.0)
-    dense_only = _candidate("d", 0.5, None)
-    no_shared_term = _candidate("e", 0.4, None)
-    cands = [found_by_both, lexical_only, no_vector, dense_only, no_shared_term]
-    fill_scores(cands, dense={"a": 0.1, "b": 0.6}, lexical={"a": 9.0, "d": 2.0, "e": 0.0})
-    assert (found_by_both.dense, found_by_both.lexical) == (0.9, 3.0)  # search scores are kept
-    assert lexical_only.dense == pytest.approx(0.6)  # the store's cosine for b
-    assert no_vector.dense is None
-    assert dense_only.lexical == pytest.approx(2.0)  # the store's lexical score for d
-    assert no_shared_term.lexical is None  # no term in common: still no lexical score
-    # now min-max sees b's true similarity instead of scoring it the worst of the pool
-    rel = fuse([c.dense for c in (found_by_both, lexical_only)], [3.0, 5.0], dense_weight=0.5)
-    assert rel[1] == pytest.approx(0.5)
-    # and the lexical scale spans d too: a, the lexical pool's last, no longer scores 0
-    rel = fuse([0.9, 0.6, 0.5], [3.0, 5.0, 2.0], dense_weight=0.0)
-    assert rel == pytest.approx([1 / 3, 1.0, 0.0])
-
-
-def test_a_turn_found_by_the_dense_search_alone_gets_its_lexical_score(mem) -> None:
-    """The store scores the facts one search missed against the other query."""
     from mem_pipeline.models import Scope
     from mem_pipeline.text.lexical import sparse_query
 
-    texts = ["The kayak trip on the lake was calm.", "We kayak on Sundays.", "The lake froze."]
-    for t in texts:
-        mem.add(t, user_id="u", infer=False)
-    mem.add("Kayak kayak kayak!", user_id="other", infer=False)  # another user's fact is never scored
-    ids = {h.text: h.id for h in mem.search("kayak lake", user_id="u", limit=5, min_score=0).hits}
-    other = mem.search("kayak", user_id="other", min_score=0).hits[0].id
-    vec = mem.parts.embed.embed_one("kayak lake")
-    dense, lexical = mem.store.scores_of(
-        Scope.of("u"),
-        dense=vec,
-        dense_ids=[ids[texts[2]], other],
-        sparse=sparse_query("kayak lake"),
-        sparse_ids=[*ids.values(), other],
-    )
-    assert set(dense) == {ids[texts[2]]} and -1 <= dense[ids[texts[2]]] <= 1
-    assert set(lexical) == set(ids.values())  # each shares a term with the query; not "other"
-    assert lexical[ids[texts[0]]] > lexical[ids[texts[2]]] > 0  # two query terms beat one
+    kayak, sundays, froze = "The kayak trip on the lake was calm.", "We kayak on Sundays.", "The lake froze."
+    for session, t in ((1, kayak), (1, sundays), (2, froze)):  # a turn's words lend to its session's
+        mem.add(t, user_id="u", infer=False, metadata={"session": session})
+    mem.add("The lake froze, the lake froze!", user_id="other", infer=False)  # never a candidate of u
+    vec = {t: mem.parts.embed.embed_one(t) for t in (kayak, sundays, froze)}
+    ids = {h.text: h.id for h in mem.search("lake kayak sundays", user_id="u", limit=5, min_score=0).hits}
+    scope = Scope.of("u")
+
+    def found(dense: str, sparse: str, fill: bool) -> dict[str, tuple[float | None, float | None]]:
+        cands = mem.store.search(scope, dense=vec[dense], sparse=sparse_query(sparse), limit=1, fill=fill)
+        return {c.text: (c.dense, c.lexical) for c in cands}
+
+    # the dense top is the kayak trip, the lexical top the frozen lake; each lacks the other score
+    assert found(kayak, "lake froze", fill=False) == {
+        kayak: (pytest.approx(1.0, abs=1e-3), None),
+        froze: (None, pytest.approx(found(froze, "lake froze", fill=False)[froze][1])),
+    }
+    both = found(kayak, "lake froze", fill=True)
+    assert set(both) == {kayak, froze}
+    assert both[froze][0] == pytest.approx(float(np.dot(vec[kayak], vec[froze])), abs=1e-3)  # its cosine
+    assert 0 < both[kayak][1] < both[froze][1]  # "lake" is shared: one query term, below two
+    # a candidate sharing no term with the lexical query (nor its session's turns) gets none
+    assert found(sundays, "froze", fill=True)[sundays][1] is None
+    assert set(ids) == {kayak, sundays, froze}
 
 
 def test_date_ranges_in_questions() -> None:

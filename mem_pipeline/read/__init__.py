@@ -18,7 +18,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
@@ -34,7 +33,6 @@ from .rank import (
     Ranked,
     boost_by_concepts,
     confidence,
-    fill_scores,
     fold,
     history_last,
     names_asked,
@@ -54,20 +52,6 @@ class Reader:
 
     def __init__(self, parts: Parts) -> None:
         self.parts = parts
-        self._pool: ThreadPoolExecutor | None = None
-
-    def _helper(self) -> ThreadPoolExecutor:
-        """Worker threads for the work a search overlaps with its own: embedding the query (and
-        the n-grams left to match by name). The model releases the GIL, so the concept links
-        are followed meanwhile; a few workers, as searches may come from several threads."""
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="mem_pipeline")
-        return self._pool
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
 
     def search(
         self,
@@ -89,19 +73,19 @@ class Reader:
         expanding = cfg.expand_links if expand is None else expand
         use_concepts = bool(cfg.concept_boost or expanding)
         q = analyse(parts, scope, text, at, use_concepts=use_concepts)
-        helper = self._helper()
-        vec_of = helper.submit(parts.embed.embed_one, q.dense_text)
-        grams = helper.submit(parts.embed.embed, list(q.grams)) if q.grams else None
         floor = cfg.min_score if min_score is None else min_score
-        # while the query is embedded: what the concept layer says of the query (unless its
-        # n-grams must be embedded to match concepts, the rare case)
-        early: tuple[dict[str, float], dict[str, float], Reach | None] | None = None
-        if grams is None:
-            with parts.lock:
-                early = self._concepts(scope, q.concepts if use_concepts else {}, expanding, at)
-        vec = vec_of.result()
+        # One thread: the model already keeps both cores busy, and following the concept links
+        # beside it on a helper thread made the search no faster (paired, LoCoMo) and the
+        # embedding slower. The query's n-grams are embedded only when its words name none
+        # of the user's concepts (the rare case), to match them to concept names.
+        vec = parts.embed.embed_one(q.dense_text)
+        grams = parts.embed.embed(list(q.grams)) if use_concepts and q.grams else None
         with parts.lock:
             parts.links.flush(scope)  # what the user's adds left waiting (their turns' contexts)
+            qc = dict(q.concepts) if use_concepts else {}
+            if grams is not None:
+                qc = parts.links.name_matches(scope, qc, grams)
+            qc, boost, found = self._concepts(scope, qc, expanding, at) if qc else (qc, {}, None)
             cands = self._candidates(
                 scope, q, vec, max(limit * 4, cfg.candidate_pool), filters, include_invalid
             )
@@ -125,11 +109,6 @@ class Reader:
                 slot_boost=cfg.slot_boost,
                 current_boost=cfg.current_boost if q.asks_now else 0.0,
             )
-            if early is None:
-                assert grams is not None
-                matched = parts.links.name_matches(scope, dict(q.concepts), grams.result())
-                early = self._concepts(scope, matched if use_concepts else {}, expanding, at)
-            qc, boost, found = early
             if boost:
                 ranked = boost_by_concepts(ranked, boost, cfg.concept_boost)
             about = about_person(q.text, bool(q.named)) or bool(qc)
@@ -209,20 +188,17 @@ class Reader:
         include_invalid: bool,
     ) -> list[Candidate]:
         """The dense and lexical searches' candidates, each with both scores: a candidate found
-        by one search alone gets its true score from the other, so that min-max scales both
-        signals over the same candidates (see ``rank.fill_scores``)."""
-        store = self.parts.store
-        cands = store.search(
-            scope, dense=vec, sparse=q.sparse, limit=pool, filters=filters, include_invalid=include_invalid
+        by one search alone gets its true score from the other (in the same round trip), so
+        that min-max scales both signals over the same candidates."""
+        return self.parts.store.search(
+            scope,
+            dense=vec,
+            sparse=q.sparse,
+            limit=pool,
+            filters=filters,
+            include_invalid=include_invalid,
+            fill=True,
         )
-        no_dense = [c.id for c in cands if c.dense is None]
-        no_lexical = [c.id for c in cands if c.lexical is None] if q.sparse else []
-        if no_dense or no_lexical:
-            dense_of, lexical_of = store.scores_of(
-                scope, dense=vec, dense_ids=no_dense, sparse=q.sparse, sparse_ids=no_lexical
-            )
-            fill_scores(cands, dense=dense_of, lexical=lexical_of)
-        return cands
 
 
 def _hit(r: Ranked, folded: list[str]) -> Hit:

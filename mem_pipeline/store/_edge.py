@@ -475,15 +475,38 @@ class EdgeClient:
     def query_batch_points(
         self, collection_name: str, requests: Sequence[models.QueryRequest]
     ) -> list[EdgeResponse]:
+        filters: dict[int, Any] = {}  # a batch asks its requests with the same filter: one translation
+
+        def flt(f: models.Filter | None) -> Any:
+            if f is None:
+                return None
+            if id(f) not in filters:
+                filters[id(f)] = qe_filter(f)
+            return filters[id(f)]
+
         reqs = []
         for r in requests:
             if r.query is None:
                 raise StoreError("the edge engine needs a query vector")
+            prefetches = None
+            if r.prefetch is not None:  # the query rescoring another's results
+                pre = r.prefetch if isinstance(r.prefetch, list) else [r.prefetch]
+                if any(p.query is None or p.prefetch is not None for p in pre):
+                    raise StoreError("the edge engine takes one level of prefetch, each with a query vector")
+                prefetches = [
+                    qe.Prefetch(
+                        limit=int(p.limit or 10),
+                        query=qe.Query.Nearest(vector(p.query), using=p.using),
+                        filter=flt(p.filter),
+                    )
+                    for p in pre
+                ]
             reqs.append(
                 qe.QueryRequest(
                     limit=int(r.limit or 10),
                     query=qe.Query.Nearest(vector(r.query), using=r.using),
-                    filter=qe_filter(r.filter),
+                    prefetches=prefetches,
+                    filter=flt(r.filter),
                     with_payload=payload_selector(r.with_payload),
                     score_threshold=r.score_threshold,
                 )
