@@ -212,10 +212,13 @@ def build(
     return took, users
 
 
-def floor_query(m: Memory, engine: str, vec: Any, user: str, *, payload: bool = True) -> None:
-    """The engine's own filtered dense query for ``candidate_pool`` points, as the pipeline's
-    first stage would ask it: with their payloads (as it did before the payload cache), or
-    ids and scores only (as it does now)."""
+def floor_query(
+    m: Memory, engine: str, vec: Any, user: str, *, payload: bool = True, limit: int | None = None
+) -> None:
+    """The engine's own filtered dense query for ``limit`` points (default ``candidate_pool``,
+    the pool of a search for 5), as the pipeline's first stage would ask it: with their
+    payloads (as it did before the payload cache), or ids and scores only (as it does now)."""
+    limit = m.config.candidate_pool if limit is None else limit
     from qdrant_client import models
 
     flt = scope_filter(Scope.of(user, "default", None, None))
@@ -228,7 +231,7 @@ def floor_query(m: Memory, engine: str, vec: Any, user: str, *, payload: bool = 
         shard = client._shards[m.store.facts]  # type: ignore[union-attr]
         shard.query(
             qe.QueryRequest(
-                limit=m.config.candidate_pool,
+                limit=limit,
                 query=qe.Query.Nearest([float(x) for x in vec], using="dense"),
                 filter=_filter(flt),
                 with_payload=payload,
@@ -240,7 +243,7 @@ def floor_query(m: Memory, engine: str, vec: Any, user: str, *, payload: bool = 
             query=[float(x) for x in vec],
             using="dense",
             query_filter=models.Filter(must=flt.must),
-            limit=m.config.candidate_pool,
+            limit=limit,
             with_payload=payload,
         )
 

@@ -70,6 +70,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from eval.bench import floor_query
 from eval.retrieval import CATEGORY_NAMES, Conversation, Question, Scores, Turn, _pct, load, timed
 from mem_pipeline import LocalEmbedder, Memory, MemoryConfig
 
@@ -139,6 +140,12 @@ def ratios(ours: Mapping[str, Any], theirs: Mapping[str, Any]) -> dict[str, floa
     return out
 
 
+def _paired_median(a: Sequence[float], b: Sequence[float]) -> float | None:
+    """The median of a[i] / b[i] (the same question)."""
+    r = sorted(x / y for x, y in zip(a, b) if y > 0)
+    return round(r[len(r) // 2], 3) if r else None
+
+
 def system_summary(scores: Scores, search_ms: Sequence[float], add_ms: Sequence[float]) -> dict[str, Any]:
     """Recall (overall, by category, by conversation) and the timings of one system."""
     s = scores.summary()
@@ -190,6 +197,15 @@ def table(out: Mapping[str, Any]) -> str:
         + f" | **{_f(r['search_p50'], '.2f')}** | **{_f(r['search_p95'], '.2f')}**"
         + f" | **{_f(r['add_p50'], '.2f')}** |"
     )
+    f = out.get("floor")
+    if f:
+        lines += [
+            "",
+            f"Floor (the question's embedding + the engine's filtered dense query): search p50 "
+            f"{_f(f['search_ms']['p50'], '.1f')} ms, p95 {_f(f['search_ms']['p95'], '.1f')} ms; "
+            f"mem_pipeline's search p50 / the floor's: **{_f(f['ours_over_floor_p50'], '.2f')}** "
+            f"(median of the per-question ratios: {_f(f['ours_over_floor_paired_median'], '.2f')})",
+        ]
     lines += ["", "| category | n | mem0 R@10 | mem_pipeline R@10 |", "|---|---|---|---|"]
     for cat, blk in ours["by_category"].items():
         name = CATEGORY_NAMES.get(int(cat), cat)
@@ -326,6 +342,18 @@ class Systems:
             lambda: self.ours.search(question, user_id=conv.sample_id, limit=LIMIT, now=now, reinforce=False)
         )
 
+    def floor(self, conv: Conversation, question: str, pool: int) -> float:
+        """The floor of our search, timed whole: the question's embedding (the model itself, no
+        cache) and the engine's filtered dense query for ``pool`` ids and scores, nothing else."""
+        embedder = self.ours.parts.embed.embedder
+        engine = self.ours.store.engine
+
+        def once() -> None:
+            vec = embedder.embed_batch([question])[0]
+            floor_query(self.ours, engine, vec, conv.sample_id, payload=False, limit=pool)
+
+        return timed(once)[1]
+
     def warm_up(self) -> None:
         from datetime import datetime, timezone
 
@@ -420,7 +448,8 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> dict[str, Any]:
             )
 
         add_ms: dict[str, list[float]] = {"mem0": [], "ours": []}
-        search_ms: dict[str, list[float]] = {"mem0": [], "ours": []}
+        search_ms: dict[str, list[float]] = {"mem0": [], "ours": [], "floor": []}
+        pool = max(4 * LIMIT, ours.config.candidate_pool)  # what our search asks of each signal
         scores = {"mem0": Scores(KS), "mem0_no_threshold": Scores(KS), "ours": Scores(KS)}
         with tqdm(
             total=n_turns + n_q, desc="compare_mem0", unit="op", file=sys.stderr, disable=args.quiet
@@ -435,7 +464,12 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> dict[str, Any]:
             i = 0
             for conv in conversations:
                 for q in questions[conv.sample_id]:
-                    for system in first_order(i):
+                    order: list[str] = list(first_order(i))
+                    order.insert(i % 3, "floor")  # the floor takes each place in turn
+                    for system in order:
+                        if system == "floor":
+                            search_ms["floor"].append(systems.floor(conv, q.question, pool))
+                            continue
                         found, ms = systems.search(system, conv, q.question)
                         search_ms[system].append(ms)
                         if system == "mem0":
@@ -510,6 +544,16 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> dict[str, Any]:
         },
         "systems": systems_out,
         "ratios": ratios(systems_out["ours"], systems_out["mem0"]),
+        "floor": {
+            "what": "the question embedded by the model (no cache) + the engine's filtered dense "
+            f"query for {pool} ids and scores (the pool our search for {LIMIT} asks of each signal); "
+            "timed in the same alternation, taking each place in turn",
+            "search_ms": latency(search_ms["floor"]),
+            "ours_over_floor_p50": ratio(
+                systems_out["ours"]["search_ms"]["p50"], latency(search_ms["floor"])["p50"]
+            ),
+            "ours_over_floor_paired_median": _paired_median(search_ms["ours"], search_ms["floor"]),
+        },
         "ratios_vs_mem0_no_threshold": ratios(systems_out["ours"], systems_out["mem0_no_threshold"]),
         "elapsed_s": round(time.perf_counter() - started, 1),
     }
