@@ -76,7 +76,7 @@ from mem_pipeline import LocalEmbedder, Memory, MemoryConfig
 
 DEFAULT_CONVERSATIONS = ("conv-26", "conv-30", "conv-41")
 KS = (5, 10, 20)
-LIMIT = 20
+LIMIT = 20  # hits asked of each system (--limit); recall@k is reported for k up to it
 MEM0_VERSION = "2.2.1"
 MEM0_DEFAULT_THRESHOLD = 0.1  # mem0.Memory.search(threshold=0.1): semantic score below it is dropped
 MISSING_MEM0 = (
@@ -307,11 +307,18 @@ class Systems:
     """The two memories, each call timed whole; turn and question metadata as both store it."""
 
     def __init__(
-        self, ours: Memory, theirs: Any, *, mem0_speaker_in_text: bool = False, settle: bool = False
+        self,
+        ours: Memory,
+        theirs: Any,
+        *,
+        mem0_speaker_in_text: bool = False,
+        settle: bool = False,
+        limit: int = LIMIT,
     ) -> None:
         self.ours, self.theirs = ours, theirs
         self.mem0_speaker_in_text = mem0_speaker_in_text
         self.settle = settle
+        self.limit = limit
 
     def add(self, system: str, user: str, turn: Turn) -> float:
         msg = [{"role": "user", "content": turn.text, "name": turn.speaker}]
@@ -334,12 +341,14 @@ class Systems:
         if system == "mem0":
             return timed(
                 lambda: self.theirs.search(
-                    question, top_k=LIMIT, filters={"user_id": conv.sample_id}, threshold=0.0
+                    question, top_k=self.limit, filters={"user_id": conv.sample_id}, threshold=0.0
                 )["results"]
             )
         now = conv.last_time + timedelta(days=1)
         return timed(
-            lambda: self.ours.search(question, user_id=conv.sample_id, limit=LIMIT, now=now, reinforce=False)
+            lambda: self.ours.search(
+                question, user_id=conv.sample_id, limit=self.limit, now=now, reinforce=False
+            )
         )
 
     def floor(self, conv: Conversation, question: str, pool: int) -> float:
@@ -439,7 +448,9 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> dict[str, Any]:
         embedder = LocalEmbedder()
         theirs = build_mem0(root / "mem0", embedder)
         ours = Memory(config=MemoryConfig(path=str(root / "mem_pipeline")), embedder=embedder)
-        systems = Systems(ours, theirs, mem0_speaker_in_text=args.mem0_speaker_in_text, settle=args.settle)
+        systems = Systems(
+            ours, theirs, mem0_speaker_in_text=args.mem0_speaker_in_text, settle=args.settle, limit=args.limit
+        )
         systems.warm_up()
         if not mem0_semantic_only(theirs):
             sys.exit(
@@ -449,8 +460,9 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> dict[str, Any]:
 
         add_ms: dict[str, list[float]] = {"mem0": [], "ours": []}
         search_ms: dict[str, list[float]] = {"mem0": [], "ours": [], "floor": []}
-        pool = max(4 * LIMIT, ours.config.candidate_pool)  # what our search asks of each signal
-        scores = {"mem0": Scores(KS), "mem0_no_threshold": Scores(KS), "ours": Scores(KS)}
+        pool = max(4 * args.limit, ours.config.candidate_pool)  # what our search asks of each signal
+        ks = [k for k in KS if k <= args.limit] or [args.limit]
+        scores = {"mem0": Scores(ks), "mem0_no_threshold": Scores(ks), "ours": Scores(ks)}
         with tqdm(
             total=n_turns + n_q, desc="compare_mem0", unit="op", file=sys.stderr, disable=args.quiet
         ) as bar:
@@ -520,7 +532,7 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> dict[str, Any]:
         "setup": {
             "embedder": embedder.model_id,
             "dimensions": embedder.dimensions,
-            "limit": LIMIT,
+            "limit": args.limit,
             "mem0": {
                 "vector_store": "qdrant, qdrant-client embedded local mode on disk (path=, on_disk)",
                 "search": "semantic only (no BM25, no entity boost), threshold=0.0; default "
@@ -546,7 +558,8 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> dict[str, Any]:
         "ratios": ratios(systems_out["ours"], systems_out["mem0"]),
         "floor": {
             "what": "the question embedded by the model (no cache) + the engine's filtered dense "
-            f"query for {pool} ids and scores (the pool our search for {LIMIT} asks of each signal); "
+            f"query for {pool} ids and scores (the pool our search for {args.limit} asks of each "
+            "signal); "
             "timed in the same alternation, taking each place in turn",
             "search_ms": latency(search_ms["floor"]),
             "ours_over_floor_p50": ratio(
@@ -584,6 +597,9 @@ def main(argv: list[str] | None = None) -> int:
         help="after each of mem_pipeline's adds, wait (untimed) until its write-behind has written "
         "what the add left it, so that none of that background work runs during mem0's timed calls "
         "(each add then gets a batch of its own: slower runs, and our add timed without the batching)",
+    )
+    ap.add_argument(
+        "--limit", type=int, default=LIMIT, help="hits asked of each system a question (default: %(default)s)"
     )
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
     args = ap.parse_args(argv)
