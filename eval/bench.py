@@ -248,6 +248,12 @@ def floor_query(
         )
 
 
+def _floor(m: Memory, engine: str, model: LocalEmbedder, q: str, user: str) -> None:
+    """The floor of one search: the query embedded by the model (no cache) and the engine's
+    filtered dense query for ids and scores."""
+    floor_query(m, engine, model.embed_batch([q])[0], user, payload=False)
+
+
 def _timed(fn: Any) -> float:
     t = time.perf_counter()
     fn()
@@ -263,7 +269,9 @@ def measure_recall(
     of each with another question; the ratio is of the medians, and the median of the paired
     per-user ratios. **Steady**: ``n`` recalls of random sampled users, links on and off.
     **Floors**: the query's embedding + the engine's filtered dense query, with payloads and
-    ids only."""
+    ids only, timed after the searches; and the ids-only floor of each links-on search's own
+    question and user, alternated with it (``floor_ids_only_alternated``: a ratio that holds
+    when the machine's speed drifts during the run)."""
     rng = random.Random(seed)
     sample = rng.sample(users, min(n, len(users)))
     qs = questions(5 * n + 2 * len(sample), seed)
@@ -285,11 +293,25 @@ def measure_recall(
             out["cold_over_warm"] = _pct(first, 50) / _pct(second, 50)
             out["cold_over_warm_paired_median"] = float(np.median(np.array(first) / np.array(second)))
         batch = qs[:n] if label == "links_on" else qs[n : 2 * n]
-        times = [
-            _timed(lambda q=q, s=search: s(q, user_id=rng.choice(sample), limit=5))
-            for q in tqdm(batch, desc=f"recall {engine} {label}", leave=False)
-        ]
+        times: list[float] = []
+        alternated: list[float] = []  # links on: the ids-only floor of the same question and user
+        for i, q in enumerate(tqdm(batch, desc=f"recall {engine} {label}", leave=False)):
+            user = rng.choice(sample)
+            if label == "links_on" and i % 2:  # the floor first on odd questions, last on even
+                alternated.append(_timed(lambda q=q, u=user, mm=m: _floor(mm, engine, model, q, u)))
+            times.append(_timed(lambda q=q, u=user, s=search: s(q, user_id=u, limit=5)))
+            if label == "links_on" and not i % 2:
+                alternated.append(_timed(lambda q=q, u=user, mm=m: _floor(mm, engine, model, q, u)))
         out[label] = {"p50_ms": _pct(times, 50), "p95_ms": _pct(times, 95)}
+        if alternated:
+            out["floor_ids_only_alternated"] = {
+                "p50_ms": _pct(alternated, 50),
+                "p95_ms": _pct(alternated, 95),
+            }
+            out["overhead_links_on_alternated"] = _pct(times, 50) / _pct(alternated, 50)
+            out["overhead_links_on_alternated_paired_median"] = float(
+                np.median(np.array(times) / np.array(alternated))
+            )
         if label == "links_off":  # the floors, on the same open store
             for key, payload, start in (("floor", True, 2 * n), ("floor_ids_only", False, 3 * n)):
                 ftimes, etimes = [], []
@@ -511,6 +533,13 @@ def _print_row(r: dict[str, Any]) -> None:
         f"{r['rss_mb']:>6.0f} {r['rss_file_mb']:>6.0f} {r['disk_mb']:>7.1f} {r['reopen_s']:>8.2f}",
         flush=True,
     )
+    if "overhead_links_on_alternated" in r:
+        print(
+            f"  links on / the ids-only floor alternated with each search: "
+            f"{r['overhead_links_on_alternated']:.2f}x (median of the per-search ratios "
+            f"{r['overhead_links_on_alternated_paired_median']:.2f}x)",
+            flush=True,
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
