@@ -31,6 +31,7 @@ from .hits import hit_of, score_parts
 from .query import Query, analyse
 from .rank import (
     Ranked,
+    Rows,
     boost_by_concepts,
     confidence,
     fold,
@@ -52,6 +53,8 @@ class Reader:
 
     def __init__(self, parts: Parts) -> None:
         self.parts = parts
+        #: the ranking fields of the payloads read, as long as the store's cache keeps them
+        self.rows = Rows(parts.store.briefs.size)
 
     def search(
         self,
@@ -108,6 +111,7 @@ class Reader:
                 slot=q.slot,
                 slot_boost=cfg.slot_boost,
                 current_boost=cfg.current_boost if q.asks_now else 0.0,
+                memo=self.rows,
             )
             if boost:
                 ranked = boost_by_concepts(ranked, boost, cfg.concept_boost)
@@ -143,7 +147,7 @@ class Reader:
         if qc and cfg.concept_boost:
             spec = self.parts.links.specificity(scope, list(qc))
             boost = {c: w * spec[c] for c, w in qc.items()}
-        found = reach(self.parts, scope, at, qc) if expanding and qc else None
+        found = reach(self.parts, scope, at, qc, self.rows) if expanding and qc else None
         return qc, boost, found
 
     def _relevant(

@@ -12,7 +12,7 @@ from ..concepts import Expansion, expand
 from ..models import Scope, Via
 from ..recall import Hit, Source
 from .hits import hit_of, score_parts
-from .rank import strength
+from .rank import Rows, strength
 
 __all__ = ["Reach", "associate", "pick", "reach"]
 
@@ -27,10 +27,10 @@ class Reach:
     briefs: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
-def reach(parts: Parts, scope: Scope, at: datetime, qc: dict[str, float]) -> Reach:
+def reach(parts: Parts, scope: Scope, at: datetime, qc: dict[str, float], memo: Rows | None = None) -> Reach:
     """Expand the query's concepts ``qc`` along the user's links and score the facts they
-    reach. It needs neither the query's vector nor the hits, so a search runs it while the
-    query is embedded."""
+    reach (``memo``: the ranking fields of payloads read before, as in ``rank.rank``). It needs
+    neither the query's vector nor the hits."""
     cfg = parts.config
     links = parts.links
     exp = expand(
@@ -54,14 +54,14 @@ def reach(parts: Parts, scope: Scope, at: datetime, qc: dict[str, float]) -> Rea
     # every fact is scored from its cached fields; hits are built for the winners only
     ids = links.fact_ids(scope, telling, 20 * cfg.association_limit)
     out.briefs = parts.store.fact_briefs(scope, ids)
-    for fid, p in out.briefs.items():
+    memo = memo if memo is not None else Rows(0)
+    ts = at.timestamp()
+    for (fid, p), row in zip(out.briefs.items(), memo.of(list(out.briefs.items()))):
         best = max(
             (paths[c] for c in p.get("concepts") or [] if c in telling),
             key=lambda e: e.weight * spec[e.concept],
         )
-        d, rf = (
-            strength(p, at.timestamp(), cfg.half_lives_days, cfg.decay_floor) if cfg.use_decay else (1.0, 1.0)
-        )
+        d, rf = strength(row, ts, cfg.half_lives_days, cfg.decay_floor) if cfg.use_decay else (1.0, 1.0)
         out.scored.append((best.weight * spec[best.concept] * d * rf, fid, best, d, rf))
     out.scored.sort(key=lambda t: (-t[0], t[1]))
     return out

@@ -29,11 +29,14 @@ __all__ = [
     "DATE_SLACK",
     "Parts",
     "Ranked",
+    "Row",
+    "Rows",
     "boost_by_concepts",
     "confidence",
     "fold",
     "rank",
     "reply_lift",
+    "row_of",
 ]
 
 #: How long after a date named in a query a fact still counts as "of that date".
@@ -77,10 +80,82 @@ class Ranked:
         return list(self.cand.payload.get("concepts") or [])
 
 
-def _tie(c: Candidate) -> tuple[int, float, float, str, str]:
-    p = c.payload
-    kind = 0 if kind_of(p) == "fact" else 1
-    return (kind, -round(c.dense or 0.0, 4), float(p.get("created_ts") or 0.0), str(p.get("text", "")), c.id)
+class Row(NamedTuple):
+    """What ranking reads of a candidate's payload, read once (:func:`row_of`): the fields as
+    plain values, so that scoring ~160 candidates a search does no dictionary work."""
+
+    kind: int  # 0: a fact, 1: a turn (a fact wins a tie)
+    created: float
+    seen: float  # last seen (else created): where decay counts from
+    category: str
+    reinforcement: float
+    speaker: str  # ``metadata["speaker"]``, lowercased
+    session: str | int | None  # ``models.session_key`` of ``metadata["session"]``
+    reply_to: str | None
+    text: str
+
+
+def row_of(p: Mapping[str, Any]) -> Row:
+    """The :class:`Row` of a payload (pure)."""
+    meta = p.get("metadata")
+    if not isinstance(meta, dict):
+        meta = {}
+    created = float(p.get("created_ts") or 0.0)
+    imp = p.get("importance")
+    return Row(
+        0 if kind_of(p) == "fact" else 1,
+        created,
+        float(p.get("last_seen_ts") or created),
+        str(p.get("category", "other")),
+        _reinforcement(
+            int(p.get("confirmations", 1)),
+            int(p.get("recalls", 0)),
+            float(p.get("valence", 0.0)),
+            None if imp is None else float(imp),
+        ),
+        str(meta.get("speaker", "")).lower(),
+        session_key(meta.get("session")),
+        p.get("reply_to") or None,
+        str(p.get("text", "")),
+    )
+
+
+class Rows:
+    """The rows of the payloads a search reads, kept by point id for the next search (a
+    candidate comes back search after search). A payload is never changed in place: a write
+    replaces it (``store._briefs``), so a row is reused only for the very payload it was read
+    from. At most ``size`` are kept (0: none, for a store whose payloads are read afresh each
+    time); past that the memo starts again, so memory stays flat."""
+
+    def __init__(self, size: int) -> None:
+        self.size = max(0, int(size))
+        self._memo: dict[str, tuple[Mapping[str, Any], Row]] = {}
+
+    def __call__(self, candidates: Sequence[Candidate]) -> list[Row]:
+        return self.of([(c.id, c.payload) for c in candidates])
+
+    def of(self, payloads: Sequence[tuple[str, Mapping[str, Any]]]) -> list[Row]:
+        """The rows of ``(point id, payload)`` pairs."""
+        if not self.size:
+            return [row_of(p) for _, p in payloads]
+        memo = self._memo
+        out = []
+        for pid, p in payloads:
+            got = memo.get(pid)
+            if got is not None and got[0] is p:
+                out.append(got[1])
+                continue
+            row = row_of(p)
+            memo[pid] = (p, row)
+            out.append(row)
+        if len(memo) > self.size:
+            memo.clear()
+        return out
+
+
+def _tie(c: Candidate, row: Row | None = None) -> tuple[int, float, float, str, str]:
+    r = row_of(c.payload) if row is None else row
+    return (r.kind, -round(c.dense or 0.0, 4), r.created, r.text, c.id)
 
 
 def _order(r: Ranked) -> tuple[float, tuple[int, float, float, str, str]]:
@@ -112,8 +187,10 @@ def rank(
     slot: str | None = None,
     slot_boost: float = 0.0,
     current_boost: float = 0.0,
+    memo: Rows | None = None,
 ) -> list[Ranked]:
-    """Score candidates: relevance x decay x reinforcement, best first.
+    """Score candidates: relevance x decay x reinforcement, best first. ``memo`` keeps the
+    candidates' :class:`Row` from one search to the next (the same ranking without it).
 
     Relevance fuses the min-max scaled dense and lexical scores, then each signal multiplies or
     adds (``MemoryConfig`` gives each one's measured effect):
@@ -138,28 +215,26 @@ def rank(
       2``. Not a factor: the scaled relevance of the least similar candidate is 0, and the
       embedding may well put "Retired" furthest from "working".
     """
+    rows = memo(candidates) if memo is not None else [row_of(c.payload) for c in candidates]
     rel = fuse([c.dense for c in candidates], [c.lexical for c in candidates], dense_weight=dense_weight)
-    lent = reply_lift(candidates, rel, reply_boost) if reply_boost else [0.0] * len(rel)
-    rel = [r + x for r, x in zip(rel, lent)]
+    lent = _reply_lift(candidates, rows, rel, reply_boost) if reply_boost else [0.0] * len(rel)
+    if reply_boost:
+        rel = [r + x for r, x in zip(rel, lent)]
     if named_speakers and speaker_boost:
-        rel = [
-            r * (1 + speaker_boost) if str(c.metadata.get("speaker", "")).lower() in named_speakers else r
-            for c, r in zip(candidates, rel)
-        ]
+        up = 1 + speaker_boost
+        rel = [r * up if w.speaker in named_speakers else r for w, r in zip(rows, rel)]
     if dates and date_boost:
         spans = [(start.timestamp(), (end + DATE_SLACK).timestamp()) for start, end in dates]
         rel = [
-            r * (1 + date_boost) if any(a <= float(c.payload["created_ts"]) < b for a, b in spans) else r
-            for c, r in zip(candidates, rel)
+            r * (1 + date_boost) if any(a <= w.created < b for a, b in spans) else r
+            for w, r in zip(rows, rel)
         ]
     if when_boost:
-        rel = [r * (1 + when_boost) if _says_when(c.text) else r for c, r in zip(candidates, rel)]
+        rel = [r * (1 + when_boost) if _says_when(w.text) else r for w, r in zip(rows, rel)]
     if name_boost:
-        rel = [
-            r * (1 + name_boost) if _names_something(c.text, people) else r for c, r in zip(candidates, rel)
-        ]
+        rel = [r * (1 + name_boost) if _names_something(w.text, people) else r for w, r in zip(rows, rel)]
     if current_boost:
-        rel = [r * (1 + current_boost) if _says_current(c.text) else r for c, r in zip(candidates, rel)]
+        rel = [r * (1 + current_boost) if _says_current(w.text) else r for w, r in zip(rows, rel)]
     if slot and slot_boost:
         top = max(rel, default=0.0)
         rel = [
@@ -167,15 +242,16 @@ def rank(
             for c, r in zip(candidates, rel)
         ]
     if session_boost:
-        rel = _session_lift(candidates, rel, session_boost)
+        rel = _session_lift(rows, rel, session_boost)
     at = now.timestamp()
     out = []
     d, rf = 1.0, 1.0
-    for c, r, x in zip(candidates, rel, lent):
+    for c, w, r, x in zip(candidates, rows, rel, lent):
         if use_decay:
-            d, rf = strength(c.payload, at, half_lives, decay_floor)
-        parts = Parts(c.dense or 0.0, c.lexical or 0.0, r, d, rf, 0.0, 0.0, x)
-        out.append(Ranked(c, r * d * rf, parts, _tie(c)))
+            d, rf = strength(w, at, half_lives, decay_floor)
+        dense = c.dense or 0.0
+        parts = Parts(dense, c.lexical or 0.0, r, d, rf, 0.0, 0.0, x)
+        out.append(Ranked(c, r * d * rf, parts, (w.kind, -round(dense, 4), w.created, w.text, c.id)))
     out.sort(key=_order)
     return out
 
@@ -215,25 +291,10 @@ def _stops(text: str) -> bool:
     return found is not None and found.stopped
 
 
-def strength(
-    p: Mapping[str, Any], at: float, half_lives: Mapping[str, float], floor: float
-) -> tuple[float, float]:
-    """(decay, reinforcement) of a fact from its payload at time ``at`` (epoch seconds)."""
-    last_seen = p.get("last_seen_ts") or p["created_ts"]
-    d = decay_at(
-        float(last_seen),
-        at,
-        half_life_days=half_lives.get(str(p.get("category", "other")), 180.0),
-        floor=floor,
-    )
-    imp = p.get("importance")
-    rf = _reinforcement(
-        int(p.get("confirmations", 1)),
-        int(p.get("recalls", 0)),
-        float(p.get("valence", 0.0)),
-        None if imp is None else float(imp),
-    )
-    return d, rf
+def strength(row: Row, at: float, half_lives: Mapping[str, float], floor: float) -> tuple[float, float]:
+    """(decay, reinforcement) of a fact from its :class:`Row` at time ``at`` (epoch seconds)."""
+    d = decay_at(row.seen, at, half_life_days=half_lives.get(row.category, 180.0), floor=floor)
+    return d, row.reinforcement
 
 
 # the text features and the reinforcement of a candidate are pure functions of a few of its
@@ -272,24 +333,27 @@ def reply_lift(candidates: Sequence[Candidate], rel: Sequence[float], boost: flo
     wants. Only the answer gains: lifting the question from its answer as well lost recall on
     LoCoMo, and so did a lift from any previous turn.
     """
+    return _reply_lift(candidates, [row_of(c.payload) for c in candidates], rel, boost)
+
+
+def _reply_lift(
+    candidates: Sequence[Candidate], rows: Sequence[Row], rel: Sequence[float], boost: float
+) -> list[float]:
     at = {c.id: i for i, c in enumerate(candidates)}
     out = []
-    for c in candidates:
-        asked = c.payload.get("reply_to")
-        j = at.get(asked) if asked else None
+    for w in rows:
+        j = at.get(w.reply_to) if w.reply_to else None
         out.append(boost * rel[j] if j is not None else 0.0)
     return out
 
 
-def _session_lift(candidates: Sequence[Candidate], rel: list[float], boost: float) -> list[float]:
+def _session_lift(rows: Sequence[Row], rel: list[float], boost: float) -> list[float]:
     best: dict[Any, float] = {}
-    keys = []
-    for c, r in zip(candidates, rel):
-        key = session_key(c.metadata.get("session"))
-        keys.append(key)
+    for w, r in zip(rows, rel):
+        key = w.session
         if key is not None and r > best.get(key, float("-inf")):
             best[key] = r
-    return [r if key is None else r + boost * best[key] for key, r in zip(keys, rel)]
+    return [r if w.session is None else r + boost * best[w.session] for w, r in zip(rows, rel)]
 
 
 @lru_cache(maxsize=32768)

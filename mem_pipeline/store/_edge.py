@@ -475,7 +475,10 @@ class EdgeClient:
     def query_batch_points(
         self, collection_name: str, requests: Sequence[models.QueryRequest]
     ) -> list[EdgeResponse]:
-        filters: dict[int, Any] = {}  # a batch asks its requests with the same filter: one translation
+        # a batch asks its requests with the same filter and the same query vectors (each query
+        # again as another's prefetch): each translated once
+        filters: dict[int, Any] = {}
+        queries: dict[tuple[int, str | None], Any] = {}
 
         def flt(f: models.Filter | None) -> Any:
             if f is None:
@@ -483,6 +486,12 @@ class EdgeClient:
             if id(f) not in filters:
                 filters[id(f)] = qe_filter(f)
             return filters[id(f)]
+
+        def nearest(v: Any, using: str | None) -> Any:
+            key = (id(v), using)
+            if key not in queries:
+                queries[key] = qe.Query.Nearest(vector(v), using=using)
+            return queries[key]
 
         reqs = []
         for r in requests:
@@ -496,7 +505,7 @@ class EdgeClient:
                 prefetches = [
                     qe.Prefetch(
                         limit=int(p.limit or 10),
-                        query=qe.Query.Nearest(vector(p.query), using=p.using),
+                        query=nearest(p.query, p.using),
                         filter=flt(p.filter),
                     )
                     for p in pre
@@ -504,7 +513,7 @@ class EdgeClient:
             reqs.append(
                 qe.QueryRequest(
                     limit=int(r.limit or 10),
-                    query=qe.Query.Nearest(vector(r.query), using=r.using),
+                    query=nearest(r.query, r.using),
                     prefetches=prefetches,
                     filter=flt(r.filter),
                     with_payload=payload_selector(r.with_payload),
