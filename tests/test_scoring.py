@@ -756,3 +756,29 @@ def test_a_short_answer_ranks_on_what_it_answers(mem) -> None:
     hits = mem.search("When is my baby due?", user_id="u", now=at + timedelta(days=2)).hits
     assert hits and hits[0].text == "Due in October."
     assert all(f.text in ("I'm pregnant!", "Due in October.") for f in mem.get_all(user_id="u"))
+
+
+def test_ranking_rows_are_reused_only_for_the_payload_they_were_read_from() -> None:
+    from dataclasses import replace as with_fields
+
+    from mem_pipeline.read.rank import Rows, rank
+
+    cands = [_candidate(f"turn {i}", 0.9 - i / 10, session=i % 2) for i in range(5)]
+    kw: dict[str, Any] = {"now": NOW, "half_lives": {"other": 30.0}, "dense_weight": 1.0, "decay_floor": 0.1}
+    memo = Rows(100)
+    fresh = [(h.id, h.score, h.parts) for h in rank(cands, session_boost=0.2, **kw)]
+    # the same ranking with the memo, first filling it and then reading it
+    for _ in range(2):
+        assert [(h.id, h.score, h.parts) for h in rank(cands, session_boost=0.2, memo=memo, **kw)] == fresh
+    # a write replaces a payload (never changes it in place): the new one is read, not the row kept
+    top = cands[0]
+    confirmed = {**top.payload, "confirmations": 5}
+    cands[0] = with_fields(top, payload=confirmed)
+    by_id = {h.id: h for h in rank(cands, session_boost=0.2, memo=memo, **kw)}
+    assert by_id[top.id].parts.reinforcement > 1.0
+    assert by_id[top.id].parts.reinforcement == rank(cands, session_boost=0.2, **kw)[0].parts.reinforcement
+    # bounded: past its size the memo starts again
+    small = Rows(3)
+    small(cands)
+    assert len(small._memo) <= 3
+    assert Rows(0)(cands) == memo(cands)
