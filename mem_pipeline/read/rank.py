@@ -66,6 +66,7 @@ class Ranked:
     score: float
     parts: Parts
     tie: tuple[int, float, float, str, str] | None = None
+    row: Row | None = None
 
     @property
     def id(self) -> str:
@@ -93,6 +94,7 @@ class Row(NamedTuple):
     session: str | int | None  # ``models.session_key`` of ``metadata["session"]``
     reply_to: str | None
     text: str
+    concepts: frozenset[str]
 
 
 def row_of(p: Mapping[str, Any]) -> Row:
@@ -117,6 +119,7 @@ def row_of(p: Mapping[str, Any]) -> Row:
         session_key(meta.get("session")),
         p.get("reply_to") or None,
         str(p.get("text", "")),
+        frozenset(p.get("concepts") or ()),
     )
 
 
@@ -251,7 +254,7 @@ def rank(
             d, rf = strength(w, at, half_lives, decay_floor)
         dense = c.dense or 0.0
         parts = Parts(dense, c.lexical or 0.0, r, d, rf, 0.0, 0.0, x)
-        out.append(Ranked(c, r * d * rf, parts, (w.kind, -round(dense, 4), w.created, w.text, c.id)))
+        out.append(Ranked(c, r * d * rf, parts, (w.kind, -round(dense, 4), w.created, w.text, c.id), w))
     out.sort(key=_order)
     return out
 
@@ -381,12 +384,13 @@ def boost_by_concepts(
     out = []
     boosted = False
     for r in ranked:
-        tagged = [c for c in r.cand.payload.get("concepts") or () if c in query_concepts]
+        tags = r.row.concepts if r.row is not None else frozenset(r.cand.payload.get("concepts") or ())
+        tagged = [c for c in query_concepts if c in tags]
         if tagged:
             words = _word_set(r.text)
             w = max((query_concepts[c] for c in tagged if not _word_set(c) <= words), default=0.0)
             if w > 0:
-                r = Ranked(r.cand, r.score * (1 + boost * w), r.parts._replace(concept=w), r.tie)
+                r = Ranked(r.cand, r.score * (1 + boost * w), r.parts._replace(concept=w), r.tie, r.row)
                 boosted = True
         out.append(r)
     if boosted:
