@@ -252,9 +252,8 @@ def rank(
     for c, w, r, x in zip(candidates, rows, rel, lent):
         if use_decay:
             d, rf = strength(w, at, half_lives, decay_floor)
-        dense = c.dense or 0.0
-        parts = Parts(dense, c.lexical or 0.0, r, d, rf, 0.0, 0.0, x)
-        out.append(Ranked(c, r * d * rf, parts, (w.kind, -round(dense, 4), w.created, w.text, c.id), w))
+        parts = Parts(c.dense or 0.0, c.lexical or 0.0, r, d, rf, 0.0, 0.0, x)
+        out.append(Ranked(c, r * d * rf, parts, _tie(c, w), w))
     out.sort(key=_order)
     return out
 
