@@ -214,6 +214,13 @@ class MemoryConfig(BaseModel):
     # band?"), and so do the turns only such facts come from. Behaviour sets and LoCoMo:
     # eval/README.md, "What ended".
     history_last: bool = True
+    # in a store that extracts facts, an item a search found that a later item it also found is
+    # about (cosine >= this, said on another day, by the same person) is set aside for it, for
+    # a question to the asker about their present that names no date and does not ask "when"
+    # (``read.newer``): a correction worded without any cue the write rules know still ends the
+    # value it replaced, for the questions that find both. 0 turns it off. Behaviour sets and
+    # LoCoMo: eval/README.md, "What was said later".
+    newer_sets_aside: float = Field(default=0.45, ge=0, le=1)
     # for the same kind of question, 1 + current_boost multiplies the relevance of what says it
     # holds now ("I'm into korean dramas now", "these days I'm all about cold brew":
     # ``text.slots.says_current``): of two statements about as relevant, the one that tells

@@ -132,6 +132,9 @@ class Recall(BaseModel):
     associations: list[Hit] = Field(default_factory=list)
     query_concepts: dict[str, float] = Field(default_factory=dict)
     expanded_concepts: dict[str, float] = Field(default_factory=dict)
+    #: what the search found but set aside for a later fact on the same thing (``read.newer``):
+    #: the set-aside item's id -> the later fact's id. Both stay stored and valid.
+    set_aside: dict[str, str] = Field(default_factory=dict)
 
     def __iter__(self) -> Any:  # iterate over hits
         return iter(self.hits)
@@ -149,6 +152,7 @@ class Recall(BaseModel):
             "expanded_concepts": self.expanded_concepts,
             "hits": [h.brief() for h in self.hits],
             "associations": [h.brief() for h in self.associations],
+            "set_aside": self.set_aside,
         }
 
     def explain(self) -> str:
@@ -167,6 +171,9 @@ class Recall(BaseModel):
                 f"decay {p.decay:.2f}, reinforcement {p.reinforcement:.2f}, confidence "
                 f"{p.confidence:.2f}{folded}]"
             )
+        if self.set_aside:
+            n = len(self.set_aside)
+            out.append(f"  ({n} older found items set aside for a later fact on the same thing)")
         return "\n".join(out)
 
     def to_prompt(self, max_tokens: int | None = 800, associations: int = 2) -> str:

@@ -28,6 +28,7 @@ from ..store import Candidate, VectorLike
 from ..text.phrases import about_person
 from .associate import Reach, pick, reach
 from .hits import hit_of, score_parts
+from .newer import set_aside
 from .query import Query, analyse
 from .rank import (
     Ranked,
@@ -117,6 +118,11 @@ class Reader:
                 ranked = boost_by_concepts(ranked, boost, cfg.concept_boost)
             about = about_person(q.text, bool(q.named)) or bool(qc)
             ranked = self._relevant(ranked, about, floor, 3 * limit, q.slot, q.text)
+            aside: dict[str, str] = {}
+            # only for a question to the asker about their present: one about the past, a date
+            # or someone else (LoCoMo's "what did Caroline research?") keeps every earlier item
+            if cfg.newer_sets_aside and q.asks_now and not (q.asks_when or q.dates or include_invalid):
+                ranked, aside = self._newer(ranked[: 3 * limit], cfg.newer_sets_aside)
             if cfg.history_last and q.asks_now:
                 ranked = history_last(ranked)
             hits = [_hit(r, folded) for r, folded in fold(ranked, limit)]
@@ -127,14 +133,19 @@ class Reader:
                         h.id, {"recalls": int(by_id[h.id].payload.get("recalls", 0)) + 1}
                     )
             if found is None:
-                return Recall(query=text, hits=hits, query_concepts=qc)
+                return Recall(query=text, hits=hits, query_concepts=qc, set_aside=aside)
             # a hit's own turns are not associations either: its fact already says them (as a
             # turn folds under its fact), and a corrected fact's first turn says what it no
             # longer holds
-            direct = {h.id for h in hits} | {t for h in hits for t in h.sources}
+            direct = {h.id for h in hits} | {t for h in hits for t in h.sources} | set(aside)
             assoc = pick(found, direct, cfg.association_limit)
             return Recall(
-                query=text, hits=hits, associations=assoc, query_concepts=qc, expanded_concepts=found.expanded
+                query=text,
+                hits=hits,
+                associations=assoc,
+                query_concepts=qc,
+                expanded_concepts=found.expanded,
+                set_aside=aside,
             )
 
     def _concepts(
@@ -181,6 +192,14 @@ class Reader:
         if max((r.parts.confidence for r in out), default=0.0) < floor:
             return []
         return [r for r in out if r.parts.confidence >= cfg.hit_floor]
+
+    def _newer(self, ranked: list[Ranked], similar: float) -> tuple[list[Ranked], dict[str, str]]:
+        """What a later item among ``ranked`` sets aside (``read.newer``). The vectors are read
+        only when a fact is among them (a raw-turn store pays nothing)."""
+        if len(ranked) < 2 or not any(r.cand.kind == "fact" for r in ranked):
+            return ranked, {}
+        vectors = self.parts.store.dense_vectors([r.id for r in ranked])
+        return set_aside(ranked, vectors, similar=similar)
 
     def _candidates(
         self,

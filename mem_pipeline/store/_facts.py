@@ -7,6 +7,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from qdrant_client import models
 
 from ..errors import EmbedderMismatchError
@@ -359,6 +360,20 @@ class FactStore(StoreBase):
             self.briefs.put_many(read)
             found.update(read)
         return found
+
+    def dense_vectors(self, ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
+        """The dense vectors of the facts and turns with these ids (absent ids are left out),
+        in one call to the engine."""
+        if not ids:
+            return {}
+        with self._translate("reading vectors"):
+            recs = self.client.retrieve(self.facts, ids=list(ids), with_payload=False, with_vectors=["dense"])
+        out = {}
+        for r in recs:
+            vec = r.vector.get("dense") if isinstance(r.vector, dict) else None
+            if vec is not None:
+                out[str(r.id)] = np.asarray(vec, dtype=np.float32)
+        return out
 
     def scroll_facts(
         self,

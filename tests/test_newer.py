@@ -1,0 +1,128 @@
+"""What a person said later on the same thing sets the earlier items aside (``read.newer``):
+for a question about the present that finds both, the later statement answers, and the
+earlier one stays stored and valid."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mem_pipeline import Memory, MemoryConfig
+from mem_pipeline.read.newer import GAP_S, set_aside
+from mem_pipeline.read.rank import Parts, Ranked
+from mem_pipeline.store import Candidate
+
+T0 = datetime(2025, 5, 20, 19, tzinfo=timezone.utc)
+DAY = 86400.0
+
+
+def _ranked(pid: str, kind: str, said: float, speaker: str = "") -> Ranked:
+    payload = {
+        "kind": kind,
+        "text": pid,
+        "created_ts": said,
+        "metadata": {"speaker": speaker} if speaker else {},
+    }
+    return Ranked(Candidate(pid, payload, dense=0.5), 1.0, Parts())
+
+
+def _vectors(**angles: float) -> dict[str, np.ndarray]:
+    """Unit vectors in the plane at these angles (degrees): cosine = cos(difference)."""
+    return {k: np.array([np.cos(np.radians(a)), np.sin(np.radians(a))]) for k, a in angles.items()}
+
+
+def test_a_later_similar_fact_sets_an_earlier_fact_and_turn_aside() -> None:
+    ranked = [
+        _ranked("old-fact", "fact", 0.0),
+        _ranked("old-turn", "turn", 0.0),
+        _ranked("other", "fact", 0.0),
+        _ranked("new-fact", "fact", 100 * DAY),
+    ]
+    vecs = _vectors(**{"old-fact": 0, "old-turn": 10, "other": 120, "new-fact": 30})  # cos .87, .94, 0
+    kept, aside = set_aside(ranked, vecs)
+    assert [r.id for r in kept] == ["other", "new-fact"]
+    assert aside == {"old-fact": "new-fact", "old-turn": "new-fact"}
+
+
+def test_what_sets_nothing_aside() -> None:
+    vecs = _vectors(a=0, b=20)
+    # in a raw-turn store (no fact among what was found)
+    assert set_aside([_ranked("a", "turn", 0), _ranked("b", "turn", 9 * DAY)], vecs)[1] == {}
+    # a fact of the same day (a same-day correction is the write rules' to find)
+    assert set_aside([_ranked("a", "fact", 0), _ranked("b", "fact", GAP_S / 2)], vecs)[1] == {}
+    # another named speaker's fact
+    pair = [_ranked("a", "fact", 0, "Caroline"), _ranked("b", "fact", 9 * DAY, "Melanie")]
+    assert set_aside(pair, vecs)[1] == {}
+    # a fact about something else (cosine below the threshold)
+    far = _vectors(a=0, b=70)
+    assert set_aside([_ranked("a", "fact", 0), _ranked("b", "fact", 9 * DAY)], far)[1] == {}
+    # an item whose vector was not read
+    assert set_aside([_ranked("a", "fact", 0), _ranked("b", "fact", 9 * DAY)], {"b": vecs["b"]})[1] == {}
+    # the threshold is the caller's
+    assert set_aside([_ranked("a", "fact", 0), _ranked("b", "fact", 9 * DAY)], vecs, similar=0.99)[1] == {}
+
+
+def test_a_later_turn_sets_aside_where_facts_are_extracted() -> None:
+    """What the person said later counts whether or not a fact was made of it."""
+    ranked = [_ranked("a", "fact", 0), _ranked("b", "turn", 9 * DAY)]
+    assert set_aside(ranked, _vectors(a=0, b=20))[1] == {"a": "b"}
+
+
+def test_restating_a_fact_makes_it_the_later_one() -> None:
+    """A reversal: what was restated last is current."""
+    first = _ranked("oat", "fact", 0.0)
+    first.cand.payload["last_seen_ts"] = 200 * DAY  # said again after the switch
+    kept, aside = set_aside([first, _ranked("soya", "fact", 100 * DAY)], _vectors(oat=0, soya=25))
+    assert [r.id for r in kept] == ["oat"] and aside == {"soya": "oat"}
+
+
+def _say(m: Memory, text: str, at: datetime, infer: bool = True) -> None:
+    m.add([{"role": "user", "content": text}], user_id="u", timestamp=at, infer=infer)
+
+
+LATER = T0 + timedelta(days=160)
+FIRST = "Korean food is my favourite, could eat bibimbap every day."
+SECOND = "Ethiopian food is my whole thing lately, injera at least once a week."
+
+
+@pytest.fixture
+def memory(tmp_path: Path) -> Memory:
+    m = Memory(MemoryConfig(path=str(tmp_path / "store")))
+    yield m
+    m.close()
+
+
+def test_a_change_of_taste_without_a_cue_answers_for_the_present(memory: Memory) -> None:
+    _say(memory, FIRST, T0)
+    _say(memory, SECOND, LATER)
+    assert all(f.is_valid for f in memory.get_all(user_id="u"))  # the write rules saw no change
+    recall = memory.search("what's my favourite cuisine?", user_id="u", now=LATER + timedelta(days=1))
+    texts = [h.text for h in recall.hits]
+    assert texts and "Ethiopian" in texts[0]
+    assert not any("Korean" in t for t in texts)
+    assert "Korean" not in recall.to_prompt()
+    shown = {h.id for h in recall.hits} | {t for h in recall.hits for t in h.sources}
+    assert recall.set_aside and set(recall.set_aside.values()) <= shown
+    assert recall.to_json()["set_aside"] == recall.set_aside
+    # a question about how things were, or about a date, keeps both
+    for question in ("what cuisine did I use to love?", "what food did I love in May 2025?"):
+        before = memory.search(question, user_id="u", now=LATER + timedelta(days=1))
+        assert any("Korean" in h.text for h in before.hits) and before.set_aside == {}, question
+
+
+def test_turned_off_both_are_returned(tmp_path: Path) -> None:
+    with Memory(MemoryConfig(path=str(tmp_path / "s"), newer_sets_aside=0)) as m:
+        _say(m, FIRST, T0)
+        _say(m, SECOND, LATER)
+        recall = m.search("what's my favourite cuisine?", user_id="u", now=LATER + timedelta(days=1))
+        assert any("Korean" in h.text for h in recall.hits) and recall.set_aside == {}
+
+
+def test_a_raw_turn_store_keeps_every_turn(memory: Memory) -> None:
+    _say(memory, FIRST, T0, infer=False)
+    _say(memory, SECOND, LATER, infer=False)
+    recall = memory.search("what's my favourite cuisine?", user_id="u", now=LATER + timedelta(days=1))
+    assert len(recall.hits) == 2 and recall.set_aside == {}
