@@ -10,6 +10,8 @@
                (``rank``, pure)
     floor      the question must be about something held: no hit when the best candidate's
                ``confidence`` is below ``min_score``, so an unrelated question gets nothing
+    set aside  for a question about the asker's present, what they said later on the same
+               thing sets the earlier items aside (``newer``, pure)
     fold       a turn whose fact is also a hit folds under that fact
     associate  facts reached only through concept links, beside the hits (``associate``)
     -> Recall  hits and associations, explained; ``Recall.to_prompt()`` the data block
