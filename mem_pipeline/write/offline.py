@@ -15,6 +15,7 @@ from ..text.phrases import candidate_phrases
 from ..text.slots import says_current
 from ..text.smalltalk import is_statement
 from ..text.voice import in_person, strip_filler
+from .answers import answered
 from .categories import CategoryModel, categories_of, category_of
 from .extract import Extraction
 from .memorable import MemorableFilter
@@ -117,7 +118,9 @@ class OfflineExtractor:
     conversation between named people, tells each fact about its speaker ("I went" ->
     "Caroline went"); categorises by what the fact is about (``category_of``) and takes up to
     ``max_concepts`` keyword phrases as concepts. A short "yes, book it" to the assistant's
-    proposal ("Maybe book a flight to Rome?") becomes the fact that the user agreed to it.
+    proposal ("Maybe book a flight to Rome?") becomes the fact that the user agreed to it, and
+    a bare answer to the assistant's question about the user ("What's your name?" / "Ngozi")
+    the statement it makes ("My name is Ngozi."; ``write.answers``).
 
     What it cannot do: it does not resolve "it", "she" or "there", does not merge facts spread
     over several sentences, does not understand hypotheticals or sarcasm, and its categories
@@ -178,6 +181,10 @@ class OfflineExtractor:
                 # the acceptance itself ("Go on then, book me in!") says nothing more
                 said = [(t, d) for t, d in texts if not _CONFIRM.match(_SYMBOLS.sub("", t))]
                 texts = [(t, False) for t in _agreed(messages[turn_id - 1])] + said
+            elif turn_id > 0 and not texts and messages[turn_id - 1].role == "assistant":
+                # "What's your name?" / "Ngozi": the answer, worded by the question
+                answer = answered(messages[turn_id - 1].content, plain)
+                texts = [(answer, False)] if answer else []
             for text, doubt in texts:
                 text = resolve_relative(text, now)
                 if msg.name:
