@@ -2,6 +2,7 @@
 
     python -m eval.abstention                                   # fit on the behaviour main set
     python -m eval.abstention --json eval/results/abstention.json
+    python -m eval.abstention --gate eval/data/behaviour eval/data/behaviour_heldout2 --json out.json
 
 A hit's confidence is ``1 / (1 + exp(-(a * cosine + b * personal + c)))`` (``read.rank``): the
 cosine of the question and the text, and whether the question is about the person at all
@@ -24,6 +25,12 @@ that give the main set its best abstention without losing an answer it would kee
 lowest floor; the held-out set only checks it. LoCoMo's evidence recall with a floor is measured by
 ``python -m eval.locomo ... --min-score S`` (every LoCoMo question has an answer: a floor can
 only cost recall there).
+
+**The gate sweep** (``--gate DIR ...``) measures the floor as the reader uses it, on the fitted
+weights in use (``MemoryConfig.confidence_weights``): every probe of the given sets searched at
+each floor from 0.14 to 0.26, and the floor of best abstention F1 (recall: unrelated questions
+left empty; precision: of the questions left empty, those that should be) chosen, the middle of
+its plateau. Pass development sets only: a blind set checks the choice.
 """
 
 from __future__ import annotations
@@ -132,12 +139,90 @@ def floors(
     return out
 
 
+def gate(dirs: list[Path], grid: list[float]) -> list[dict[str, Any]]:
+    """The question gate as the reader applies it, on the probes of the scenario sets ``dirs``:
+    each probe searched at each floor of ``grid`` (``min_score``, 5 hits), empty or not. For
+    each floor: abstention recall (expect_empty probes left empty), precision (of the probes
+    left empty, those that expected it), their F1, and rank-1 correct over the probes with
+    ``expect_top``."""
+    probes: list[tuple[bool, list[str], list[bool], list[bool]]] = []  # expect_empty, expect, empty@f, top@f
+    nonce = uuid.uuid4().hex[:8]
+    with (
+        tempfile.TemporaryDirectory(prefix="mem-gate-") as tmp,
+        Memory(config=MemoryConfig(path=tmp)) as m,
+    ):
+        for data in dirs:
+            for s in load_scenarios(data):
+                user = f"{s['id']}-{nonce}"
+                for messages, at in exchanges(s["turns"]):
+                    try:
+                        m.add(messages, user_id=user, timestamp=at)
+                    except Exception as e:  # noqa: BLE001 - a measurement: report and go on
+                        print(f"  {s['id']}: add failed: {e}", file=sys.stderr)
+                for p in s.get("probes") or []:
+                    expect = [x.lower() for x in p.get("expect_top") or []]
+                    ask = {"user_id": user, "limit": 5, "now": p["at"]}
+                    found = [m.search(p["query"], min_score=t, **ask).hits for t in grid]
+                    probes.append(
+                        (
+                            bool(p.get("expect_empty")),
+                            expect,
+                            [not hits for hits in found],
+                            [bool(hits) and any(x in hits[0].text.lower() for x in expect) for hits in found],
+                        )
+                    )
+    out = []
+    n_empty = sum(1 for e, _, _, _ in probes if e)
+    n_top = sum(1 for _, x, _, _ in probes if x)
+    for i, t in enumerate(grid):
+        left = [e for e, _, empty, _ in probes if empty[i]]
+        tp = sum(left)
+        recall, precision = tp / max(n_empty, 1), tp / max(len(left), 1)
+        out.append(
+            {
+                "min_score": t,
+                "abstention_recall": round(recall, 3),
+                "abstention_precision": round(precision, 3),
+                "f1": round(2 * recall * precision / max(recall + precision, 1e-9), 3),
+                "rank1_correct": round(sum(top[i] for _, x, _, top in probes if x) / max(n_top, 1), 3),
+                "n_probes": len(probes),
+                "n_empty": n_empty,
+            }
+        )
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(DEFAULT_DATA))
     ap.add_argument("--heldout", default=str(HELD_OUT))
     ap.add_argument("--json", default=None)
+    ap.add_argument(
+        "--gate",
+        nargs="+",
+        default=None,
+        metavar="DIR",
+        help="instead: sweep min_score through the reader's question gate on these scenario sets "
+        "and pick the floor of best abstention F1 (the middle of its plateau)",
+    )
     args = ap.parse_args(argv)
+    if args.gate:
+        grid = [round(0.01 * i, 2) for i in range(14, 27)]
+        rows = gate([Path(d) for d in args.gate], grid)
+        best = max(r["f1"] for r in rows)
+        plateau = [r["min_score"] for r in rows if r["f1"] == best]
+        chosen = round((min(plateau) + max(plateau)) / 2, 3)
+        print("| min_score | abstention recall | precision | F1 | rank-1 correct |\n|---|---|---|---|---|")
+        for r in rows:
+            keys = ("min_score", "abstention_recall", "abstention_precision", "f1", "rank1_correct")
+            cells = [r[k] for k in keys]
+            print("| " + " | ".join(str(c) for c in cells) + " |")
+        print(f"best F1 {best} at {plateau} -> min_score {chosen} ({rows[0]['n_probes']} probes)")
+        if args.json:
+            cmd = "python -m eval.abstention " + " ".join(argv or sys.argv[1:])
+            report = {"gate": rows, "chosen_min_score": chosen, "plateau": plateau, "command": cmd}
+            Path(args.json).write_text(json.dumps(report, indent=1))
+        return 0
     train = pairs(Path(args.data))
     weights = fit(train)
     test = pairs(Path(args.heldout))
