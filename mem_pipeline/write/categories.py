@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..models import Category
+from ..text.dates import date_ranges
 from ..text.slots import PROFESSIONS, slot_of
 from ._weights import DATA, Embeds, shipped
 
@@ -24,6 +26,7 @@ __all__ = [
     "category_of",
     "guess_category",
     "slot_category",
+    "timed",
 ]
 
 # a diet for medical reasons is health; one chosen for ethics or taste, a preference
@@ -203,3 +206,37 @@ class CategoryModel:
             return []
         scores = self._embed.embed(list(texts)) @ self._w + self._b
         return [self.labels[int(i)] for i in np.argmax(scores, axis=1)]
+
+
+#: A time ahead: a future form, a day or week to come, something booked or due.
+_AHEAD = re.compile(
+    r"\b(?:will|won['’]t|going to|gonna|tomorrow|tonight|upcoming|next (?:week|weekend|month|year|time|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day)|this (?:coming )?(?:week|weekend|month|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day)|booked (?:for|in)|scheduled for|is due|due (?:on|in)|"
+    r"on (?:mon|tues|wednes|thurs|fri|satur|sun)day)\b|\w['’]ll\b|"
+    r"\b(?:am|is|are|['’]m|['’]re|['’]s)\s+(?:\w+ing)\s+(?:in|from|to|on|for|over|out|up|down|back)\b",
+    re.IGNORECASE,
+)
+#: A past form of a verb (not "booked", "scheduled", "planned": what they name is ahead).
+_PAST = re.compile(
+    r"\b(?:was|were|did|had|went|took|ran|got|made|won|lost|met|saw|came|bought|sold|left|broke|fell|"
+    r"began|became|gave|wrote|flew|drove|(?!booked\b|scheduled\b|planned\b|excited\b|tired\b)\w{3,}ed)\b",
+    re.IGNORECASE,
+)
+#: A date written with its year (relative dates are written so: "yesterday" -> "on 14 July 2025").
+_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+
+
+def timed(category: Category, text: str, now: datetime) -> Category:
+    """A plan or an event by when it is (pure): a fact labelled a plan that names a date, with
+    its year, no later than the day it was said, and nothing ahead, happened (an event:
+    "Passed my driving test on 14 July 2025!!"); one labelled an event that says something is
+    ahead and nothing of the past is a plan ("Taking my gran to the Ritz on Sunday", "My mum is
+    flying in on the 3rd"). Other categories, and what says neither, are left as they are."""
+    if category is Category.PLAN and _YEAR.search(text) and not _AHEAD.search(text):
+        dates = date_ranges(text, now)
+        if dates and all(start <= now + timedelta(hours=12) for start, _ in dates):
+            return Category.EVENT
+    if category is Category.EVENT and _AHEAD.search(text) and not _PAST.search(text):
+        return Category.PLAN
+    return category

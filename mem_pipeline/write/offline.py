@@ -16,7 +16,7 @@ from ..text.slots import says_current
 from ..text.smalltalk import is_statement
 from ..text.voice import in_person, strip_filler
 from .answers import answered
-from .categories import CategoryModel, categories_of, category_of
+from .categories import CategoryModel, categories_of, category_of, timed
 from .extract import Extraction
 from .memorable import MemorableFilter
 
@@ -196,7 +196,7 @@ class OfflineExtractor:
                 (doubtful if doubt else facts).append(
                     ExtractedFact(
                         text=text,
-                        category=category_of(text),
+                        category=timed(category_of(text), text, now),
                         concepts=candidate_phrases(text)[: self.max_concepts],
                         source_turns=[turn_id],
                         subject=msg.name or "the user",
@@ -205,6 +205,7 @@ class OfflineExtractor:
         if self.categories is not None and (facts or doubtful):
             # what a fact's slot tells comes first ("My sister Ana is a nurse": relationship)
             labels = categories_of([f.text for f in facts + doubtful], model=self.categories)
+            labels = [timed(c, f.text, now) for f, c in zip(facts + doubtful, labels)]
             labelled = [f.model_copy(update={"category": c}) for f, c in zip(facts + doubtful, labels)]
             facts, doubtful = labelled[: len(facts)], labelled[len(facts) :]
         return Extraction(facts=facts, doubtful=doubtful)
