@@ -53,6 +53,16 @@ from mem_pipeline.text.phrases import about_person
 HELD_OUT = Path(__file__).parent / "data" / "behaviour_heldout"
 
 
+def _feed(m: Memory, s: dict[str, Any], user: str) -> None:
+    """Add one scenario's turns for ``user`` as ``eval.behaviour`` feeds them; a failed add is
+    reported and the rest go on (a measurement)."""
+    for messages, at in exchanges(s["turns"]):
+        try:
+            m.add(messages, user_id=user, timestamp=at)
+        except Exception as e:  # noqa: BLE001 - a measurement: report and go on
+            print(f"  {s['id']}: add failed: {e}", file=sys.stderr)
+
+
 def pairs(data: Path) -> list[dict[str, Any]]:
     """Every (probe, hit) of the scenarios in ``data``, with its features and label."""
     out = []
@@ -63,11 +73,7 @@ def pairs(data: Path) -> list[dict[str, Any]]:
     ):
         for s in load_scenarios(data):
             user = f"{s['id']}-{nonce}"
-            for messages, at in exchanges(s["turns"]):
-                try:
-                    m.add(messages, user_id=user, timestamp=at)
-                except Exception as e:  # noqa: BLE001 - a measurement: report and go on
-                    print(f"  {s['id']}: add failed: {e}", file=sys.stderr)
+            _feed(m, s, user)
             for p in s.get("probes") or []:
                 r = m.search(p["query"], user_id=user, limit=10, now=p["at"], min_score=0.0, expand=False)
                 expect = [x.lower() for x in p.get("expect_top") or []]
@@ -154,11 +160,7 @@ def gate(dirs: list[Path], grid: list[float]) -> list[dict[str, Any]]:
         for data in dirs:
             for s in load_scenarios(data):
                 user = f"{s['id']}-{nonce}"
-                for messages, at in exchanges(s["turns"]):
-                    try:
-                        m.add(messages, user_id=user, timestamp=at)
-                    except Exception as e:  # noqa: BLE001 - a measurement: report and go on
-                        print(f"  {s['id']}: add failed: {e}", file=sys.stderr)
+                _feed(m, s, user)
                 for p in s.get("probes") or []:
                     expect = [x.lower() for x in p.get("expect_top") or []]
                     ask = {"user_id": user, "limit": 5, "now": p["at"]}

@@ -124,7 +124,7 @@ class Reader:
             # only for a question to the asker about their present: one about the past, a date
             # or someone else (LoCoMo's "what did Caroline research?") keeps every earlier item
             if cfg.newer_sets_aside and q.asks_now and not (q.asks_when or q.dates or include_invalid):
-                ranked, aside = self._newer(ranked[: 3 * limit], cfg.newer_sets_aside)
+                ranked, aside = self._newer(ranked, cfg.newer_sets_aside)  # at most 3 x limit
             if cfg.history_last and q.asks_now:
                 ranked = history_last(ranked)
             hits = [_hit(r, folded) for r, folded in fold(ranked, limit)]

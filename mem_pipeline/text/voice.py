@@ -9,6 +9,7 @@ import unicodedata
 from .lexical import _TOKEN_RE, STOPWORDS, content_words, stem, tokens
 
 __all__ = [
+    "as_user",
     "conflicting_specifics",
     "first_person",
     "in_person",
@@ -234,3 +235,33 @@ def first_person(text: str) -> str:
         return "I" if verb is None else f"I {_first_singular(verb)}"
 
     return _USER_SUBJECT.sub(repl, text)
+
+
+#: The assistant's second person as the user's first ("you" as an object is "me": "book you a
+#: place", "a slot for you").
+_AS_USER = [
+    (
+        re.compile(
+            r"\b(for|to|with|book|get|send|remind|help|sign|put|give|show|tell|call|text|find|order|"
+            r"reserve|add|let|join|pencil|squeeze) you\b",
+            re.IGNORECASE,
+        ),
+        r"\1 me",
+    ),
+    (re.compile(r"\byou(?:['’]re| are)\b", re.IGNORECASE), "I am"),
+    (re.compile(r"\byou(?:['’]ve| have)\b", re.IGNORECASE), "I have"),
+    (re.compile(r"\byou(?:['’]ll| will)\b", re.IGNORECASE), "I will"),
+    (re.compile(r"\byou(?:['’]d| would)\b", re.IGNORECASE), "I would"),
+    (re.compile(r"\byourself\b", re.IGNORECASE), "myself"),
+    (re.compile(r"\byours\b", re.IGNORECASE), "mine"),
+    (re.compile(r"\byour\b", re.IGNORECASE), "my"),
+    (re.compile(r"\byou\b", re.IGNORECASE), "I"),
+]
+
+
+def as_user(text: str) -> str:
+    """What the assistant said to the user, in the user's own first person ("Want me to book you
+    a table?" -> "... book me a table", "your sister" -> "my sister", "you" -> "I")."""
+    for pattern, mine in _AS_USER:
+        text = pattern.sub(mine, text)
+    return text

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 from ..text.lexical import split_sentences
+from ..text.voice import as_user
 
 __all__ = ["MAX_WORDS", "answered"]
 
@@ -88,14 +89,8 @@ _TEMPLATES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"^any (.+?)(?: (?:i|we) should know(?: about)?)?$", re.I), "My {0}: {a}."),
 ]
 
-_YOU = [
-    (re.compile(r"\byou(?:['’]re| are)\b", re.I), "I am"),
-    (re.compile(r"\bare you\b", re.I), "am I"),
-    (re.compile(r"\byour\b", re.I), "my"),
-    (re.compile(r"\byours\b", re.I), "mine"),
-    (re.compile(r"\byourself\b", re.I), "myself"),
-    (re.compile(r"\byou\b", re.I), "I"),
-]
+#: "are you" of a question, in the user's voice ("where are you based" -> "where am I based").
+_ARE_YOU = re.compile(r"\bare you\b", re.IGNORECASE)
 #: A question about the user: it says "you" or "your", or asks what the assistant should know.
 _ABOUT_YOU = re.compile(r"\byou(?:r|rs|rself)?\b|\b(?:i|we) should know\b", re.IGNORECASE)
 #: A wh-question, or one for a list ("Do you have any pets?"); a yes/no question answered by a
@@ -155,6 +150,5 @@ def answered(assistant: str, reply: str) -> str | None:
         if template.startswith("I work as") and _BARE_NOUN.match(a):
             a = ("an " if a[0] in "aeiou" else "a ") + a
         return template.format(*groups, a=a)
-    for pattern, mine in _YOU:
-        q = pattern.sub(mine, q)
+    q = as_user(_ARE_YOU.sub("am I", q))
     return f"{q[0].upper()}{q[1:]}? {a[0].upper()}{a[1:]}."

@@ -14,7 +14,7 @@ from ..text.opinion import turns_away
 from ..text.phrases import candidate_phrases
 from ..text.slots import says_current
 from ..text.smalltalk import is_statement
-from ..text.voice import in_person, strip_filler
+from ..text.voice import as_user, in_person, strip_filler
 from .answers import answered
 from .categories import CategoryModel, categories_of, category_of, timed
 from .extract import Extraction
@@ -214,26 +214,6 @@ class OfflineExtractor:
 #: emoji and other symbols, which say nothing of whether a reply accepts an offer
 _SYMBOLS = re.compile(r"[^\w\s'’,.!?&-]+")
 
-_YOURS = [
-    # "you" as an object is "me": "book you a place", "a slot for you"
-    (
-        re.compile(
-            r"\b(for|to|with|book|get|send|remind|help|sign|put|give|show|tell|call|text|find|order|"
-            r"reserve|add|let|join|pencil|squeeze) you\b",
-            re.IGNORECASE,
-        ),
-        r"\1 me",
-    ),
-    (re.compile(r"\byou(?:['’]re| are)\b", re.IGNORECASE), "I am"),
-    (re.compile(r"\byou(?:['’]ve| have)\b", re.IGNORECASE), "I have"),
-    (re.compile(r"\byou(?:['’]ll| will)\b", re.IGNORECASE), "I will"),
-    (re.compile(r"\byou(?:['’]d| would)\b", re.IGNORECASE), "I would"),
-    (re.compile(r"\byourself\b", re.IGNORECASE), "myself"),
-    (re.compile(r"\byours\b", re.IGNORECASE), "mine"),
-    (re.compile(r"\byour\b", re.IGNORECASE), "my"),
-    (re.compile(r"\byou\b", re.IGNORECASE), "I"),
-]
-
 
 # a yes/no question about the user ("Are you following a training plan?"), answered yes: what
 # the user confirmed of themselves, in the first person
@@ -263,15 +243,13 @@ def _agreed(prev: Message) -> list[str]:
     about = _ASKED_ABOUT_YOU.match(offer)
     if about:  # "Are you following a training plan?" / "Yeah": a statement of the user's own
         rest = about.group(2)
-        for pattern, mine in _YOURS:
-            rest = pattern.sub(mine, rest)
+        rest = as_user(rest)
         return [f"{_I_AM[about.group(1).lower()]} {rest}."]
     if _AUXILIARY.match(offer):  # "Is anyone helping you out?": a question, not a proposal
         return []
     if _CHAT_ONLY.search(offer):  # "Want a silly joke to lift it?": over when it is told
         return []
-    for pattern, mine in _YOURS:
-        offer = pattern.sub(mine, offer)
+    offer = as_user(offer)
     first = offer.split(" ", 1)[0]
     agreed = f"I agreed: {offer if first == 'I' else offer[0].lower() + offer[1:]}"
     if not (_IT.search(offer) or _SLOT.search(offer)):
