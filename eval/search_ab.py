@@ -78,12 +78,15 @@ def build(lib: Any, path: Path, convs: list[Conversation], embedder: Any) -> Any
 
 
 def signature(recall: Any) -> str:
-    """The hits' texts and scores (ids are random: the two stores give the same turn two ids)."""
+    """The hits' texts, scores and score parts, and the associations' paths (ids are random:
+    the two stores give the same turn two ids)."""
     h = hashlib.sha1()
     for hit in recall.hits:
-        h.update(f"{hit.text}:{hit.score:.9f};".encode())
+        parts = ",".join(f"{v:.9f}" for v in hit.parts.model_dump().values())
+        h.update(f"{hit.text}:{hit.score:.9f}:{hit.source}:{parts};".encode())
     for a in getattr(recall, "associations", None) or []:
-        h.update(f"a{a.text}:{a.score:.9f};".encode())
+        via = "/".join(a.via.path) if a.via is not None else ""
+        h.update(f"a{a.text}:{a.score:.9f}:{via};".encode())
     return h.hexdigest()
 
 

@@ -19,7 +19,7 @@ import math
 from collections.abc import Sequence
 from datetime import datetime
 
-__all__ = ["decay_at", "decayed_strength", "fuse", "minmax", "recency", "reinforcement"]
+__all__ = ["decay_at", "decayed_strength", "decays", "fuse", "minmax", "recency", "reinforcement"]
 
 _DAY = 86_400.0
 
@@ -65,10 +65,21 @@ def recency(last_seen: datetime, now: datetime, *, half_life_days: float, floor:
 
 def decay_at(last_seen: float, now: float, *, half_life_days: float, floor: float = 0.0) -> float:
     """:func:`recency` for times given as epoch seconds (what the store keeps)."""
-    if half_life_days <= 0:
+    return decays((last_seen,), (half_life_days,), now, floor=floor)[0]
+
+
+def decays(
+    last_seen: Sequence[float], half_life_days: Sequence[float], now: float, *, floor: float = 0.0
+) -> list[float]:
+    """:func:`decay_at` of many facts at once (a search ranks ~150): each last seen at
+    ``last_seen[i]`` with half-life ``half_life_days[i]``."""
+    if any(h <= 0 for h in half_life_days):
         raise ValueError("half_life_days must be positive")
-    age_days = max(0.0, (now - last_seen) / _DAY)
-    return float(floor + (1.0 - floor) * 0.5 ** (age_days / half_life_days))
+    keep = 1.0 - floor
+    return [
+        float(floor + keep * 0.5 ** ((age if age > 0.0 else 0.0) / h))
+        for age, h in zip([(now - s) / _DAY for s in last_seen], half_life_days)
+    ]
 
 
 def reinforcement(

@@ -35,7 +35,6 @@ from .query import Query, analyse
 from .rank import (
     Ranked,
     Rows,
-    boost_by_concepts,
     confidence,
     fold,
     history_last,
@@ -115,9 +114,10 @@ class Reader:
                 slot_boost=cfg.slot_boost,
                 current_boost=cfg.current_boost if q.asks_now else 0.0,
                 memo=self.rows,
+                concepts=boost,
+                concept_boost=cfg.concept_boost,
+                top=3 * limit,  # all that the floor reads and a search returns from
             )
-            if boost:
-                ranked = boost_by_concepts(ranked, boost, cfg.concept_boost)
             about = about_person(q.text, bool(q.named)) or bool(qc)
             ranked = self._relevant(ranked, about, floor, 3 * limit, q.slot, q.text)
             aside: dict[str, str] = {}

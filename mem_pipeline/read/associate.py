@@ -12,7 +12,7 @@ from ..concepts import Expansion, expand
 from ..models import Scope, Via
 from ..recall import Hit, Source
 from .hits import hit_of, score_parts
-from .rank import Rows, strength
+from .rank import Rows, strengths
 
 __all__ = ["Reach", "associate", "pick", "reach"]
 
@@ -55,14 +55,17 @@ def reach(parts: Parts, scope: Scope, at: datetime, qc: dict[str, float], memo: 
     ids = links.fact_ids(scope, telling, 20 * cfg.association_limit)
     out.briefs = parts.store.fact_briefs(scope, ids)
     memo = memo if memo is not None else Rows(0)
-    ts = at.timestamp()
-    for (fid, p), row in zip(out.briefs.items(), memo.of(list(out.briefs.items()))):
-        best = max(
-            (paths[c] for c in p.get("concepts") or [] if c in telling),
-            key=lambda e: e.weight * spec[e.concept],
-        )
-        d, rf = strength(row, ts, cfg.half_lives_days, cfg.decay_floor) if cfg.use_decay else (1.0, 1.0)
-        out.scored.append((best.weight * spec[best.concept] * d * rf, fid, best, d, rf))
+    rows = memo.of(list(out.briefs.items()))
+    n = len(rows)
+    d, rf = (
+        strengths(rows, at.timestamp(), cfg.half_lives_days, cfg.decay_floor)
+        if cfg.use_decay
+        else ([1.0] * n, [1.0] * n)
+    )
+    tells = {c: paths[c].weight * spec[c] for c in telling}  # a reached fact goes by its best
+    for i, (fid, p) in enumerate(out.briefs.items()):
+        best = paths[max((c for c in p.get("concepts") or () if c in tells), key=tells.__getitem__)]
+        out.scored.append((best.weight * spec[best.concept] * d[i] * rf[i], fid, best, d[i], rf[i]))
     out.scored.sort(key=lambda t: (-t[0], t[1]))
     return out
 
