@@ -28,7 +28,7 @@ from __future__ import annotations
 import contextlib
 import warnings
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from qdrant_client import QdrantClient, models
@@ -46,6 +46,7 @@ __all__ = [
     "in_scope",
     "metadata_conditions",
     "scope_filter",
+    "scoped",
     "user_filter",
 ]
 
@@ -73,7 +74,13 @@ def user_filter(scope: Scope) -> models.Filter:
 
 
 def in_scope(p: Mapping[str, Any], scope: Scope) -> bool:
-    return all(p.get(k) == v for k, v in scope.payload().items())
+    return scoped(scope)(p)
+
+
+def scoped(scope: Scope) -> Callable[[Mapping[str, Any]], bool]:
+    """Whether a payload is of ``scope``, as a test made once for many payloads."""
+    want = tuple(scope.payload().items())
+    return lambda p: all(p.get(k) == v for k, v in want)
 
 
 def metadata_conditions(filters: Mapping[str, Any] | None) -> list[models.Condition]:

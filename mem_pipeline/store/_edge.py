@@ -77,9 +77,9 @@ from ._edge_types import (
     engine_call,
     ids_of,
     payload_selector,
-    point_id,
     qe_filter,
     record,
+    scored_ids,
     strip_payload,
     vector,
     vector_selector,
@@ -524,7 +524,7 @@ class EdgeClient:
         out = []
         for r, res in zip(requests, results):
             if r.with_payload is False:  # ids and scores only: not a payload to convert
-                out.append(EdgeResponse([EdgeScored(point_id(p), p.score, None) for p in res]))
+                out.append(EdgeResponse(scored_ids(res)))
             else:
                 points = [EdgeScored(str(p.id), float(p.score), strip_payload(p.payload)) for p in res]
                 out.append(EdgeResponse(points))

@@ -35,6 +35,7 @@ __all__ = [
     "point_id",
     "qe_filter",
     "record",
+    "scored_ids",
     "strip_payload",
     "vector",
     "vector_selector",
@@ -194,11 +195,21 @@ class EdgeCount:
 def point_id(p: Any) -> str:
     """A scored point's id as a string. For a UUID id it is cut from the point's repr, which
     the binding formats in Rust: ``str(p.id)`` builds a ``uuid.UUID`` in Python first, 3.4 us
-    a point against 1.1 us (a search reads 250); any other form goes the long way."""
+    a point against 1.1 us (a search reads 320); any other form goes the long way."""
     r = repr(p)
     if r.startswith('ScoredPoint(id="') and r[52:53] == '"':
         return r[16:52]
     return str(p.id)
+
+
+_new_tuple = tuple.__new__
+
+
+def scored_ids(points: Sequence[Any]) -> list[EdgeScored]:
+    """Scored points read for their ids and scores only (:func:`point_id`): each
+    :class:`EdgeScored` made without the Python frame of a named tuple's constructor (a search
+    makes 320: 0.5 against 0.9 us each here)."""
+    return [_new_tuple(EdgeScored, (point_id(p), p.score, None)) for p in points]
 
 
 def record(r: Any) -> EdgeRecord:

@@ -15,7 +15,7 @@ from ..models import Scope, StoredFact
 from ..text import lexical
 from ..text.lexical import sparse_doc
 from ._briefs import BRIEF_SELECTOR, brief_of, touches
-from ._collections import VALID, StoreBase, in_scope, metadata_conditions, scope_filter, user_filter
+from ._collections import VALID, StoreBase, in_scope, metadata_conditions, scope_filter, scoped, user_filter
 from ._payload import (
     HIT_PAYLOAD,
     TURN_LINKS_VERSION,
@@ -344,7 +344,8 @@ class FactStore(StoreBase):
         """The cached fields (``_briefs``) of the current facts of ``scope`` among ``ids``:
         what scores a fact, without building it (candidates are many, winners few)."""
         found = self.read_briefs(ids)
-        return {fid: p for fid, p in found.items() if in_scope(p, scope) and p.get("valid", True)}
+        ours = scoped(scope)
+        return {fid: p for fid, p in found.items() if ours(p) and p.get("valid", True)}
 
     def read_briefs(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """The cached fields of the facts with these ids (any scope; absent ids are left

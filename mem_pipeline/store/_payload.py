@@ -165,10 +165,13 @@ def json_copy(value: Any) -> Any:
     """A copy of a JSON value, nested containers included: payloads read from the payload
     cache are shared, what is handed out must not be."""
     if isinstance(value, dict):
-        return {k: json_copy(v) for k, v in value.items()}
+        return {k: v if type(v) in _SCALARS else json_copy(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [json_copy(v) for v in value]
+        return [v if type(v) in _SCALARS else json_copy(v) for v in value]
     return value
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def payload_to_fact(point_id: Any, p: Mapping[str, Any]) -> StoredFact:
