@@ -384,7 +384,7 @@ def test_concept_boost_counts_only_tags_the_text_does_not_say() -> None:
 
 
 def test_a_smaller_limit_returns_the_first_hits_of_a_larger_one(mem) -> None:
-    """With a candidate pool of at least 4 x the larger limit, asking for 5 gives the first 5
+    """With a candidate pool of at least 3 x the larger limit, asking for 5 gives the first 5
     of asking for 20 (with the default pool of 40 it need not: min-max sees other candidates)."""
     import itertools
 

@@ -92,7 +92,7 @@ class Reader:
                 qc = parts.links.name_matches(scope, qc, grams)
             qc, boost, found = self._concepts(scope, qc, expanding, at) if qc else (qc, {}, None)
             cands = self._candidates(
-                scope, q, vec, max(limit * 4, cfg.candidate_pool), filters, include_invalid
+                scope, q, vec, max(limit * cfg.pool_per_hit, cfg.candidate_pool), filters, include_invalid
             )
             ranked = rank(
                 cands,
