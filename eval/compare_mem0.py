@@ -460,9 +460,8 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> dict[str, Any]:
 
         add_ms: dict[str, list[float]] = {"mem0": [], "ours": []}
         search_ms: dict[str, list[float]] = {"mem0": [], "ours": [], "floor": []}
-        pool = max(
-            ours.config.pool_per_hit * args.limit, ours.config.candidate_pool
-        )  # what our search asks of each signal
+        # what our search asks of each signal
+        pool = max(ours.config.pool_per_hit * args.limit, ours.config.candidate_pool)
         ks = [k for k in KS if k <= args.limit] or [args.limit]
         scores = {"mem0": Scores(ks), "mem0_no_threshold": Scores(ks), "ours": Scores(ks)}
         with tqdm(
