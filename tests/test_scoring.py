@@ -782,3 +782,54 @@ def test_ranking_rows_are_reused_only_for_the_payload_they_were_read_from() -> N
     small(cands)
     assert len(small._memo) <= 3
     assert Rows(0)(cands) == memo(cands)
+
+
+def test_ranking_the_first_k_with_the_concept_boost_is_ranking_all_then_boosting() -> None:
+    """``rank(..., concepts=..., top=k)`` (what a search asks: only the first 3 x limit built)
+    gives the first k of ranking every candidate and then boosting them: the same ids in the
+    same order with the same scores and parts, whatever boosts, slots, ties and decay apply."""
+    import random
+
+    from mem_pipeline.models import Category, Scope, StoredFact
+    from mem_pipeline.read.rank import boost_by_concepts, rank
+    from mem_pipeline.store import Candidate
+
+    rng = random.Random(7)
+    words = ["kayak", "piano", "garden", "lisbon", "porto", "nurse", "dog", "painting"]
+    for trial in range(40):
+        cands = []
+        for i in range(rng.randint(1, 60)):
+            seen = NOW - timedelta(days=rng.choice([0, 3, 40, 400]))
+            tags = rng.sample(words, rng.randint(0, 3))
+            fact = StoredFact(
+                id=f"{trial}-{i:02d}",
+                text=" ".join(rng.sample(words, 2)) + rng.choice(["", " I live in Porto now"]),
+                category=rng.choice([Category.OTHER, Category.EVENT, Category.PREFERENCE]),
+                concepts=tags,
+                scope=Scope.of("u"),
+                metadata={"session": rng.choice([1, 2, 3])},
+                created_at=seen,
+                updated_at=seen,
+                last_seen_at=seen,
+                valid_from=seen,
+                confirmations=rng.choice([1, 1, 3]),
+                slot=rng.choice([None, None, "the user/residence"]),
+            )
+            dense = rng.choice([None, round(rng.random(), 2), 0.5])  # repeated values tie
+            lexical = rng.choice([None, round(rng.random() * 3, 1)])
+            cands.append(Candidate.of(fact, dense=dense, lexical=lexical if dense else 1.0))
+        kw: dict[str, Any] = {
+            "now": NOW,
+            "half_lives": {"event": 30.0, "preference": 365.0},
+            "dense_weight": 0.55,
+            "decay_floor": 0.9,
+            "use_decay": trial % 5 != 0,
+            "session_boost": 0.2,
+            "slot": "the user/residence" if trial % 2 else None,
+            "slot_boost": 0.5,
+        }
+        asked = {w: rng.choice([0.5, 1.0]) for w in rng.sample(words, 2)}
+        k = rng.randint(1, 20)
+        want = boost_by_concepts(rank(cands, **kw), asked, 0.3)[:k]
+        got = rank(cands, concepts=asked, concept_boost=0.3, top=k, **kw)
+        assert [(r.id, r.score, r.parts) for r in got] == [(r.id, r.score, r.parts) for r in want]

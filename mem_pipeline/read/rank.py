@@ -245,9 +245,9 @@ def rank(
     if current_boost:
         rel = [r * (1 + current_boost) if _says_current(w.text) else r for w, r in zip(rows, rel)]
     if slot and slot_boost:
-        top = max(rel, default=0.0)
+        best = max(rel, default=0.0)
         rel = [
-            top + slot_boost * (top + r) / 2 if sets_slot(c.payload, slot) else r
+            best + slot_boost * (best + r) / 2 if sets_slot(c.payload, slot) else r
             for c, r in zip(candidates, rel)
         ]
     if session_boost:
