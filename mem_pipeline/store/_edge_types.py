@@ -208,7 +208,7 @@ _new_tuple = tuple.__new__
 def scored_ids(points: Sequence[Any]) -> list[EdgeScored]:
     """Scored points read for their ids and scores only (:func:`point_id`): each
     :class:`EdgeScored` made without the Python frame of a named tuple's constructor (a search
-    makes 320: 0.5 against 0.9 us each here)."""
+    makes 320; its four results took 0.49 against 0.52 ms in one ``timeit`` here)."""
     return [_new_tuple(EdgeScored, (point_id(p), p.score, None)) for p in points]
 
 
