@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from mem_pipeline import Memory, MemoryConfig
-from mem_pipeline.read.newer import GAP_S, set_aside
+from mem_pipeline.read.newer import CUED, GAP_S, SIMILAR, set_aside
 from mem_pipeline.read.rank import Parts, Ranked
 from mem_pipeline.store import Candidate
 
@@ -19,14 +19,16 @@ T0 = datetime(2025, 5, 20, 19, tzinfo=timezone.utc)
 DAY = 86400.0
 
 
-def _ranked(pid: str, kind: str, said: float, speaker: str = "") -> Ranked:
+def _ranked(
+    pid: str, kind: str, said: float, speaker: str = "", text: str = "", dense: float = 0.5
+) -> Ranked:
     payload = {
         "kind": kind,
-        "text": pid,
+        "text": text or pid,
         "created_ts": said,
         "metadata": {"speaker": speaker} if speaker else {},
     }
-    return Ranked(Candidate(pid, payload, dense=0.5), 1.0, Parts())
+    return Ranked(Candidate(pid, payload, dense=dense), 1.0, Parts())
 
 
 def _vectors(**angles: float) -> dict[str, np.ndarray]:
@@ -126,3 +128,41 @@ def test_a_raw_turn_store_keeps_every_turn(memory: Memory) -> None:
     _say(memory, SECOND, LATER, infer=False)
     recall = memory.search("what's my favourite cuisine?", user_id="u", now=LATER + timedelta(days=1))
     assert len(recall.hits) == 2 and recall.set_aside == {}
+
+
+def test_a_later_statement_of_a_change_sets_aside_what_it_is_less_close_to() -> None:
+    """ "ok back on oat milk for good" after "Switched to soya milk" (their cosine .37, below
+    :data:`SIMILAR`): a later statement that gives what holds after a change sets an earlier
+    item aside from :data:`CUED` cosine on, when the question finds it at least half as close;
+    a plain statement, one that only says something ended, or one the question hardly finds
+    does not."""
+    deg = float(np.degrees(np.arccos((CUED + SIMILAR) / 2)))  # a cosine between the two
+    vecs = _vectors(old=0, new=deg)
+    old = _ranked("old", "fact", 0, text="Switched to soya milk, it's half the price")
+
+    def later(text: str, dense: float = 0.5) -> Ranked:
+        return _ranked("new", "fact", 9 * DAY, text=text, dense=dense)
+
+    assert set_aside([old, later("ok back on oat milk for good")], vecs)[1] == {"old": "new"}
+    assert set_aside([old, later("Oat milk is on my list")], vecs)[1] == {}
+    assert set_aside([old, later("I don't drink soya milk anymore")], vecs)[1] == {}
+    assert set_aside([old, later("ok back on oat milk for good", dense=0.2)], vecs)[1] == {}
+    far = _vectors(old=0, new=float(np.degrees(np.arccos(CUED - 0.05))))
+    assert set_aside([old, later("ok back on oat milk for good")], far)[1] == {}
+
+
+def test_what_a_correction_leaves_standing_is_as_new_as_the_correction(tmp_path: Path) -> None:
+    """ "I'm a junior developer at Spotify, on the payments team.", then months later "Got
+    promoted today! I'm a senior developer now.": the employer the correction left standing was
+    last said with it, so the new role does not set it aside."""
+    with Memory(config=MemoryConfig(path=str(tmp_path / "m"))) as mem:
+        mem.add("I'm a junior developer at Spotify, on the payments team.", user_id="u", timestamp=T0)
+        later = T0 + timedelta(days=200)
+        res = mem.add("Got promoted today! I'm a senior developer now.", user_id="u", timestamp=later)
+        rest = [e for e in res.events if e.event == "ADD" and "still says" in (e.reason or "")]
+        if not rest:
+            pytest.skip("the offline rules did not split this correction")
+        kept = mem.get(rest[0].id, user_id="u")
+        assert kept.last_seen_at == later
+        hits = mem.search("Which company do I work for?", user_id="u", now=later + timedelta(days=3)).hits
+        assert hits and "Spotify" in hits[0].text

@@ -30,6 +30,7 @@ __all__ = [
     "asks_now",
     "changes",
     "is_attribute",
+    "says_change",
     "says_current",
     "says_ended",
     "slot_of",
@@ -331,6 +332,23 @@ def says_current(text: str) -> bool:
 
 
 _PLANNING = re.compile(r"\b(?:thinking (?:of|about)|might|maybe|planning|plan to|going to|will)\b", re.I)
+
+
+#: A statement that gives what holds after a change: "back on oat milk", "decaf again",
+#: "switched to", "these days it's ...", "..., chickpeas are my thing now", "from this week".
+_CHANGE = re.compile(
+    r"\b(?:now|these days|nowadays|currently|at the moment|instead|again|for good|from now on|"
+    r"from this week|back (?:on|to|in|into)|switched|swapped|changed|moved|relocated)\b",
+    re.IGNORECASE,
+)
+
+
+def says_change(text: str) -> bool:
+    """Whether ``text`` gives what holds after a change ("ok back on oat milk for good",
+    "Decaf again", "these days it's Albariño for me"): not a statement that only says
+    something ended ("I'm not at the dental practice anymore", :func:`says_ended`), which
+    tells nothing of the other things said before, nor a plan ("now I'm thinking of moving")."""
+    return bool(_CHANGE.search(text)) and not says_ended(text) and not _PLANNING.search(text)
 
 
 def asks_now(question: str) -> bool:

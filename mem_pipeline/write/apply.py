@@ -203,9 +203,12 @@ def split_off(
 ) -> tuple[AddEvent, list[dict[str, Any]]]:
     """A new fact of what a superseded fact still says that its successor does not correct
     (``reconcile.remainder``: "I'm 43 and just started learning to skateboard", corrected to 34,
-    still says "Just started learning to skateboard"): the same category, times, metadata and
-    source turns, the concepts it still names, the slot it sets now. Its ADD event names the
-    fact it came from. The event, and the history row to write."""
+    still says "Just started learning to skateboard"): the same category, creation time,
+    metadata and source turns, the concepts it still names, the slot it sets now. It was last
+    said when the correction left it standing (``when``): a correction of one half confirms the
+    other, so what the person says later of the first half does not set the second aside
+    (``read.newer``). Its ADD event names the fact it came from. The event, and the history
+    row to write."""
     now = parts.now()
     speaker = old.metadata.get("speaker")
     said = {normalize_concept(c) for c in candidate_phrases(text)}
@@ -216,6 +219,7 @@ def split_off(
             "id": fid,
             "text": text,
             "updated_at": now,
+            "last_seen_at": max(old.last_seen_at, when),
             "concepts": [c for c in old.concepts if normalize_concept(c) in said],
             "slot": f"{sets.subject}/{sets.family}" if sets else None,
             "confirmations": 1,
