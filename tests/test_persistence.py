@@ -121,7 +121,12 @@ def test_turn_context_same_in_one_call_or_many(embedder, clock, engine) -> None:
                     for x, (s, _) in zip(msgs, turns):
                         if s == session:
                             m.add([x], user_id="u", infer=False, metadata={"session": session})
-            pts = m.store.user_points(m.store.facts, m.get_all(user_id="u")[0].scope)
+            scope = m.get_all(user_id="u")[0].scope
+            # the contexts a turn lends are written behind: write what waits, and read under the
+            # store's lock (the write-behind thread writes holding it), as a search does
+            with m.parts.lock:
+                m.parts.links.flush(scope)
+                pts = m.store.user_points(m.store.facts, scope)
             return sorted((p["text"], p["index_text"], int(p.get("ctx_after", 0))) for p in pts.values())
 
     one_by_one, in_one_call = index(False), index(True)
