@@ -258,7 +258,7 @@ def rank(
         score = [r * a * b for r, a, b in zip(rel, d, rf)]
     else:
         d = rf = [1.0] * n
-        score = [r * 1.0 * 1.0 for r in rel]
+        score = list(rel)  # x 1.0 x 1.0 changes no float
     cw = [0.0] * n
     if concepts and concept_boost > 0:
         asked = frozenset(concepts)
