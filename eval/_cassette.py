@@ -88,6 +88,13 @@ class Tape:
         """Write what was recorded so far (a long recording survives a crash)."""
         if self.record and self.cassette is not None:
             self.cassette._save()
+            # vcrpy's serializer turns the bodies it writes into str in place; a request
+            # recorded earlier in this run and asked again would then be answered with a str
+            # body, which the HTTP client cannot read
+            for _, response in self.cassette.data:
+                body = response.get("body", {})
+                if isinstance(body.get("string"), str):
+                    body["string"] = body["string"].encode("utf-8")
 
     def problems(self) -> list[str]:
         """Why a replay does not stand for the recording (empty when it does)."""
