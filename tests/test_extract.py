@@ -481,3 +481,25 @@ def test_chat_wordings_seen_in_a_blind_set() -> None:
     assert _agreed(offer) == ["I agreed: order it (The Garmin Forerunner 265 is £299)."]
     assert names_asked("which city is defne in?", "My girlfriend Defne is in Leipzig.")
     assert not names_asked("what is my job?", "My girlfriend Defne is in Leipzig.")
+
+
+def test_a_statement_told_about_its_speaker_keeps_its_verbs_right() -> None:
+    from mem_pipeline.text.voice import in_person
+
+    said = {
+        "I even found a place with great natural light!": "Jon even found a place with great natural light!",
+        "I also lost my job at Door Dash.": "Gina also lost Gina's job at Door Dash.",
+        "I wanna start a dance studio.": "Jon wants to start a dance studio.",
+        "I really love contemporary dance.": "Jon really loves contemporary dance.",
+        "I never eat meat.": "Jon never eats meat.",
+        "I kind of like it.": "Jon kind of likes it.",
+        "I took my kids camping.": "Jon took Jon's kids camping.",
+        "I carved out some me-time.": "Jon carved out some me-time.",
+        "Lost my job as a banker yesterday.": "Jon lost Jon's job as a banker yesterday.",
+        "Went to the gym twice.": "Jon went to the gym twice.",
+        "Excited to go!": "Excited to go!",  # not a past verb: no subject is guessed
+        "I read a lot.": "Jon reads a lot.",  # "read" may be a habit: the present
+        "I think I like it.": "Jon thinks Jon likes it.",
+    }
+    for text, want in said.items():
+        assert in_person(text, "Jon" if "Door Dash" not in text else "Gina") == want, text

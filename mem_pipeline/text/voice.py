@@ -126,6 +126,34 @@ def third_person(text: str) -> str:
 
 # The words after "I" that keep their form in the third person: modals, and past forms.
 _KEEPS_FORM = frozenset("can could will would shall should may might must was had did got went".split())
+# Irregular past forms, which keep theirs too ("I lost my job" -> "Jon lost Jon's job").
+_IRREGULAR_PAST = frozenset(
+    """ate became began bent bit bled blew broke brought built burnt bought caught chose clung
+    came crept dealt dug dove drew dreamt drank drove dwelt fed felt fought found fled flew
+    forbade forgot forgave froze gave grew hung heard hid held kept knelt knew laid led leapt
+    learnt left lent lit lost made meant met paid rode rang rose ran said saw sought sold sent
+    shook shone shot showed shrank sang sank sat slept slid spoke sped spent spilt spun sprang
+    stood stole stuck stung stank struck strove swore swept swam swung took taught tore told
+    thought threw understood woke wore wove wept won wrote""".split()
+)  # not those whose present is the same ("read", "put", "set"): "I read" may be a habit
+# A statement that starts with a past verb and its object has lost its subject, the speaker:
+# "Lost my job as a banker yesterday" -> "Jon lost Jon's job as a banker yesterday".
+_NO_SUBJECT = re.compile(
+    r"^(\w+) (?=(?:a|an|the|my|our|some|this|that|his|her|their|your)\b)|"
+    r"^(went|got|came|moved) (?=(?:to|into|back|home)\b)",
+    re.IGNORECASE,
+)
+# Adverbs that come between "I" and its verb: the verb after them agrees ("I even found",
+# "I really love it" -> "Jon really loves it").
+_ADVERBS = frozenset(
+    """absolutely actually almost already also always barely certainly constantly definitely
+    especially even eventually ever finally first frequently generally genuinely hardly
+    honestly just kinda literally mainly mostly never normally now occasionally often once
+    only personally probably rarely really recently regularly seldom seriously simply slowly
+    sometimes soon sorta still suddenly then totally truly typically usually""".split()
+) | {"kind of", "sort of"}
+# Spoken contractions of a verb and "to": "I wanna go" -> "Jon wants to go".
+_SPOKEN = {"wanna": "wants to", "gotta": "has to", "hafta": "has to", "needa": "needs to"}
 _FIRST_PERSON = [
     (re.compile(r"\bI\s*['’]\s*m\b|\bI am\b"), "{s} is"),
     (re.compile(r"\bI\s*['’]\s*ve\b|\bI have\b"), "{s} has"),
@@ -137,16 +165,21 @@ _FIRST_PERSON = [
     (re.compile(r"\b[Mm]y\b"), "{s}'s"),
     (re.compile(r"\b[Mm]ine\b"), "{s}'s"),
     (re.compile(r"\b[Mm]yself\b"), "{s}"),
-    (re.compile(r"\b[Mm]e\b"), "{s}"),
+    (re.compile(r"(?<![\w-])[Mm]e\b(?!-)"), "{s}"),  # not "me-time"
 ]
 _I_VERB = re.compile(r"\bI (\w+)")
+_I_ADVERB_VERB = re.compile(r"\bI ((?:kind of|sort of|\w+) )(\w+)")
 
 
 def _third_singular(verb: str) -> str:
     """``verb`` as after "she": "love" -> "loves", "go" -> "goes", "study" -> "studies"; past
     forms and modals as they are."""
     low = verb.lower()
-    if low in _KEEPS_FORM or low.endswith("ed") or not low.isalpha() or len(low) < 2:
+    if low in _SPOKEN:
+        return _SPOKEN[low]
+    if low in _KEEPS_FORM or low in _IRREGULAR_PAST or low.endswith("ed"):
+        return verb
+    if not low.isalpha() or len(low) < 2:
         return verb
     if low.endswith(("s", "sh", "ch", "x", "z", "o")):
         return verb + "es"
@@ -155,13 +188,33 @@ def _third_singular(verb: str) -> str:
     return verb + "s"
 
 
+def _is_past(word: str) -> bool:
+    low = word.lower()
+    return (
+        low in _IRREGULAR_PAST
+        or low in ("went", "got", "had", "did")
+        or (low.endswith("ed") and len(low) > 4 and low not in ("need", "feed", "seed", "speed", "bed"))
+    )
+
+
 def in_person(text: str, subject: str) -> str:
     """The speaker's first person in ``text`` told about ``subject`` ("Caroline", "the user"):
     "I went to a support group" -> "Caroline went to a support group", "I love my dog" ->
     "Caroline loves Caroline's dog". What the offline extractor stores, so that a fact names
     whom it is about; the verb after "I" agrees (simple rules, no tagger)."""
+    start = _NO_SUBJECT.match(text)
+    if start and (start.group(2) or _is_past(start.group(1))):
+        text = f"{subject} {text[:1].lower()}{text[1:]}"
     for pattern, repl in _FIRST_PERSON:
         text = pattern.sub(repl.format(s=subject), text)
+    text = _I_ADVERB_VERB.sub(
+        lambda m: (
+            f"{subject} {m.group(1)}{_third_singular(m.group(2))}"
+            if m.group(1).strip().lower() in _ADVERBS
+            else m.group(0)
+        ),
+        text,
+    )
     text = _I_VERB.sub(lambda m: f"{subject} {_third_singular(m.group(1))}", text)
     text = re.sub(r"\bI\b", subject, text)
     return text[:1].upper() + text[1:] if text else text
