@@ -315,6 +315,7 @@ def ingest(mem: Memory, conv: Conversation, sessions: Sequence[int], gold: GoldE
             run.events["windows"] += res.windows
             run.events["regrounded"] += res.regrounded
             run.events["widened"] += res.widened
+            run.events["acts"] += res.acts
             stored = res.events if raw else res.turns  # infer=False: the turns are the events
             dias, missing = map_turns([(e.id, e.text) for e in stored if e.id and e.kind == "turn"], part)
             run.unmapped_turns += missing

@@ -288,6 +288,9 @@ class AddResult(BaseModel):
     #: the LLM's facts replaced by the rules' statement of the same turn, which says the change
     #: ("now", "no longer", "correction") the model's wording left out
     replaced: int = 0
+    #: the LLM's facts that told a move of the conversation ("Gina asked Jon about the
+    #: flooring", "Caroline agreed with Melanie's plans"), not kept
+    acts: int = 0
     llm_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0

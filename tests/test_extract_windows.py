@@ -357,8 +357,11 @@ def test_a_model_fact_over_two_of_ones_turns_covers_both_for_the_backfill() -> N
     from mem_pipeline.write.offline import OfflineExtractor
 
     msgs = [
-        Message(role="user", name="Caroline",
-                content="I went to a LGBTQ support group yesterday and it was so powerful."),
+        Message(
+            role="user",
+            name="Caroline",
+            content="I went to a LGBTQ support group yesterday and it was so powerful.",
+        ),
         Message(role="user", name="Melanie", content="Wow, what happened there?"),
         Message(role="user", name="Caroline", content="The transgender stories were so inspiring!"),
     ]
@@ -368,3 +371,37 @@ def test_a_model_fact_over_two_of_ones_turns_covers_both_for_the_backfill() -> N
     # the write path keeps the fact on both her turns (ground.widen): the rules add nothing it says
     assert [(f.text, f.origin) for f in out.facts] == [(fact, None)]
     assert out.backfilled == 0
+
+
+def test_what_the_conversation_did_is_no_fact_and_a_reported_statement_is_told_as_itself() -> None:
+    msgs = [
+        Message(role="user", name="Gina", content="What kind of flooring do you like for the studio?"),
+        Message(
+            role="user", name="Jon", content="I'm considering Marley flooring, which studios usually use."
+        ),
+        Message(role="user", name="Gina", content="Sounds perfect. Jon asked me out last year, by the way!"),
+    ]
+    llm = Scripted(
+        [
+            {
+                "facts": [
+                    {
+                        "text": "Gina asked Jon about the type of flooring he liked.",
+                        "about": "Gina",
+                        "lines": [1],
+                    },
+                    {"text": "Gina agreed with Jon's flooring plans.", "about": "Gina", "lines": [3]},
+                    {
+                        "text": "Jon mentioned that he was considering Marley flooring.",
+                        "about": "Jon",
+                        "lines": [2],
+                    },
+                    {"text": "Jon asked Gina out last year.", "about": "Gina", "lines": [3]},
+                ]
+            }
+        ]
+    )
+    out = LLMExtractor(llm).extract(msgs, WHEN)  # type: ignore[arg-type]
+    texts = [f.text for f in out.facts]
+    assert texts == ["Jon was considering Marley flooring.", "Jon asked Gina out in 2022."]
+    assert out.acts == 2

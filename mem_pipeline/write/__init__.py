@@ -210,6 +210,7 @@ class Writer:
         result.regrounded += extraction.regrounded
         result.backfilled += extraction.backfilled
         result.replaced += extraction.replaced
+        result.acts += extraction.acts
         for f in extraction.facts:  # whatever the extractor, a stored fact's dates are absolute
             f.text = resolve_relative(f.text, when)
         facts = self._grounded(extraction.facts + self._changes(scope, extraction.doubtful), msgs, result)

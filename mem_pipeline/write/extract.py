@@ -81,6 +81,9 @@ class Extraction:
     #: model facts replaced by the rules' statement of the same turn, which tells a change the
     #: model's wording left out
     replaced: int = 0
+    #: model facts that told a move of the conversation, not something about a person ("Gina
+    #: asked Jon about the flooring", "Caroline agreed with Melanie's plans"): not kept
+    acts: int = 0
     failed: list[tuple[list[int], LLMError]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     #: statements the rules keep and the memorable filter doubts: stored only when they replace
@@ -224,6 +227,12 @@ def _tells_change(text: str) -> bool:
     return changes(text) or has_correction_cue(text) or says_ended(text)
 
 
+def _is_person(who: str, people: Sequence[str]) -> bool:
+    """Whether ``who`` names someone of the conversation: a speaker, or the user."""
+    low = who.lower()
+    return low in ("the user", "user") or any(low == p.lower() for p in people)
+
+
 def _lost_change(mine: str, theirs: Sequence[ExtractedFact]) -> bool:
     """Whether the user's words tell a change that the model's facts of the same statement
     lost: a change cue, or the dislike a change of taste turned away from ("superhero fatigue
@@ -234,6 +243,19 @@ def _lost_change(mine: str, theirs: Sequence[ExtractedFact]) -> bool:
 
 
 _USER = re.compile(r"^(?:the\s+)?user\b('s)?", re.IGNORECASE)
+# What a person did in the conversation itself, which a small model reports as a fact: a
+# question, agreement, thanks or praise says nothing durable about anyone.
+_ACT = re.compile(
+    r"^(?P<who>[Tt]he user|[A-Z][\w'-]*(?: [A-Z][\w'-]*)?) (?:also )?"
+    r"(?:asked(?! \w+ (?:out|to marry))|agreed with|thanked|congratulated|complimented|praised|"
+    r"replied|responded|greeted)\b"
+)
+# "Jon mentioned that he was considering Marley flooring": the report of a statement, told as
+# the statement ("Jon was considering Marley flooring").
+_REPORTED = re.compile(
+    r"^(?P<who>[Tt]he user|[A-Z][\w'-]*(?: [A-Z][\w'-]*)?) (?:mentioned|said|stated|noted|shared|explained|"
+    r"added|told \w+|revealed) that (?:he|she) "
+)
 _LABEL = re.compile(r"^(?:\[\d+\]\s*)?[A-Z][\w .'-]{0,40}:\s+")
 
 
@@ -402,6 +424,13 @@ class LLMExtractor:
         text = _LABEL.sub("", " ".join(f.text.split()))  # a model that copied the line's label
         if not text or text.endswith("?") or is_small_talk(text):
             return None  # a question, a greeting or thanks: no fact (rule 4 of the prompt)
+        act = _ACT.match(text)
+        if act and _is_person(act.group("who"), people):
+            result.acts += 1
+            return None  # what the conversation did, not what anyone is or did (rule 4)
+        told = _REPORTED.match(text)
+        if told and _is_person(told.group("who"), people):
+            text = f"{told.group('who')} {text[told.end() :]}"
         spoken = [i for i in cited if messages[i].role == "user"]
         if spoken and all(is_small_talk(messages[i].content) for i in spoken):
             return None  # "all good, just procrastinating lol" states nothing durable (rule 4)
