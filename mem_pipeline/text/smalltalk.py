@@ -62,6 +62,8 @@ _EXCHANGE = re.compile(
     r"l+o+l+|l+m+f?a+o+|(?:ha){2,}h?|(?:he){2,}|rofl|"
     r"(?:i )?(?:love|like) (?:that|this|the) idea|(?:great|good|nice|brilliant) (?:idea|point|question)|"
     r"that helped|that helps|"
+    r"(?:i )?(?:totally |completely |absolutely |fully |so |could(?:n['’]?t| not) )?agree(?: more)?"
+    r"(?: with (?:you|that|this|everything))?|"
     r"(?:quite |totally |completely |slightly |somewhat )?(?:unrelated|off[- ]topic|random question)|"
     r"(?:a few|some|two|three) (?:things|notes) for (?:your|the) records?|"
     r"so+ much has happened)\b",
