@@ -503,3 +503,13 @@ def test_a_statement_told_about_its_speaker_keeps_its_verbs_right() -> None:
     }
     for text, want in said.items():
         assert in_person(text, "Jon" if "Door Dash" not in text else "Gina") == want, text
+
+
+def test_agreeing_states_nothing_unless_something_of_the_speakers_follows() -> None:
+    from mem_pipeline.text.smalltalk import is_small_talk
+
+    agreeing = ("I totally agree, Melanie.", "I agree.", "Couldn't agree more!", "I completely agree with it")
+    for said in agreeing:
+        assert is_small_talk(said), said
+    for said in ("I agree, I should quit smoking.", "I agreed to take the job in Leeds."):
+        assert not is_small_talk(said), said
