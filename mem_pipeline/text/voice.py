@@ -177,7 +177,7 @@ def _third_singular(verb: str) -> str:
     low = verb.lower()
     if low in _SPOKEN:
         return _SPOKEN[low]
-    if low in _KEEPS_FORM or low in _IRREGULAR_PAST or low.endswith("ed"):
+    if low in _KEEPS_FORM or low in _IRREGULAR_PAST or low in _ADVERBS or low.endswith("ed"):
         return verb
     if not low.isalpha() or len(low) < 2:
         return verb
