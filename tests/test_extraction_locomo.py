@@ -124,7 +124,7 @@ def test_observations_read_lists_and_fix_id_typos() -> None:
 def test_the_labelled_pairs_hold_ids_and_labels_only() -> None:
     for line in LABELS.read_text().splitlines():
         item = json.loads(line)
-        assert set(item) <= {"extractor", "fact", "sha", "obs", "match", "supported", "stratum"}
+        assert set(item) <= {"extractor", "fact", "sha", "obs", "match", "supported", "stratum", "labeller"}
         assert ("match" in item) != ("supported" in item)
 
 
