@@ -168,7 +168,7 @@ _FIRST_PERSON = [
     (re.compile(r"(?<![\w-])[Mm]e\b(?!-)"), "{s}"),  # not "me-time"
 ]
 _I_VERB = re.compile(r"\bI (\w+)")
-_I_ADVERB_VERB = re.compile(r"\bI ((?:kind of|sort of|\w+) )(\w+)")
+_I_ADVERB_VERB = re.compile(r"\bI ((?i:" + "|".join(sorted(_ADVERBS, key=len, reverse=True)) + r") )(\w+)")
 
 
 def _third_singular(verb: str) -> str:
@@ -193,7 +193,7 @@ def _is_past(word: str) -> bool:
     return (
         low in _IRREGULAR_PAST
         or low in ("went", "got", "had", "did")
-        or (low.endswith("ed") and len(low) > 4 and low not in ("need", "feed", "seed", "speed", "bed"))
+        or (low.endswith("ed") and len(low) > 4 and low != "speed")
     )
 
 
@@ -207,14 +207,7 @@ def in_person(text: str, subject: str) -> str:
         text = f"{subject} {text[:1].lower()}{text[1:]}"
     for pattern, repl in _FIRST_PERSON:
         text = pattern.sub(repl.format(s=subject), text)
-    text = _I_ADVERB_VERB.sub(
-        lambda m: (
-            f"{subject} {m.group(1)}{_third_singular(m.group(2))}"
-            if m.group(1).strip().lower() in _ADVERBS
-            else m.group(0)
-        ),
-        text,
-    )
+    text = _I_ADVERB_VERB.sub(lambda m: f"{subject} {m.group(1)}{_third_singular(m.group(2))}", text)
     text = _I_VERB.sub(lambda m: f"{subject} {_third_singular(m.group(1))}", text)
     text = re.sub(r"\bI\b", subject, text)
     return text[:1].upper() + text[1:] if text else text
