@@ -30,6 +30,9 @@ T0 = datetime(2026, 2, 3, 18, tzinfo=timezone.utc)
         ("Any allergies I should know about?", "shellfish", "My allergies: shellfish."),
         ("What's your partner's name?", "Tomás", "My partner's name is Tomás."),
         ("So, what kind of music do you like?", "jazz mostly", "What kind of music do I like? Jazz mostly."),
+        # the question after a lead-in of the assistant's
+        ("For the blood donation form: what's your blood type?", "O neg.", "My blood type is O neg."),
+        ("Quick one, where are you based?", "Leeds", "I am based in Leeds."),
     ],
 )
 def test_an_answer_is_worded_by_the_question(question: str, reply: str, statement: str) -> None:
@@ -71,3 +74,49 @@ def test_an_answer_is_stored_and_found(tmp_path: Path) -> None:
         assert hits and "Ngozi" in hits[0].text
         # the same fragment said with no question before it states nothing
         assert m.add([{"role": "user", "content": "Ngozi"}], user_id="v", timestamp=T0).events == []
+
+
+def test_a_bare_answer_followed_by_statements_is_kept_with_them(tmp_path: Path) -> None:
+    """"Piranesi. Oh and ..." to "What are you reading?": the fragment answers the question,
+    grounded on the question it answers, and the statements after it are read as usual."""
+    with Memory(MemoryConfig(path=str(tmp_path / "s"))) as m:
+        events = m.add(
+            [
+                {"role": "assistant", "content": "Fun! What are you reading at the moment?"},
+                {
+                    "role": "user",
+                    "content": "Piranesi. Oh and our book club moved to the last Thursday of the month.",
+                },
+            ],
+            user_id="u",
+            timestamp=T0,
+        ).events
+        texts = [e.text for e in events if e.event == "ADD"]
+        assert "What am I reading at the moment? Piranesi." in texts
+        # "the last Thursday of the month" is a day of each month, not a date counted from the turn
+        assert any("the last Thursday of the month" in t for t in texts)
+        hits = m.search("What book am I reading?", user_id="u", now=T0 + timedelta(days=2)).hits
+        assert hits and "Piranesi" in hits[0].text
+        # a reaction first is no answer: "Oh wow." states nothing
+        events = m.add(
+            [
+                {"role": "assistant", "content": "What are you reading at the moment?"},
+                {"role": "user", "content": "Oh wow. I adopted a beagle called Brisket."},
+            ],
+            user_id="v",
+            timestamp=T0,
+        ).events
+        assert [e.text for e in events] == ["I adopted a beagle called Brisket."]
+
+
+def test_a_short_answer_to_a_yes_no_question_supports_nothing_of_the_question() -> None:
+    """Only a wh-question about the user lends its words to a first-sentence answer: "Does he
+    work long shifts?" / "24-hour shifts, yeah. ..." does not make the user work them."""
+    from mem_pipeline.models import Message
+    from mem_pipeline.write.ground import fact_sources
+
+    asked = Message(role="assistant", content="Cool! What are you reading at the moment?")
+    yes_no = Message(role="assistant", content="Does he work long shifts?")
+    said = Message(role="user", content="Piranesi. We also meet monthly at my flat for the book club.")
+    assert fact_sources([asked, said], [1]) == [said.content, "What are you reading at the moment"]
+    assert fact_sources([yes_no, said], [1]) == [said.content]

@@ -513,3 +513,62 @@ def test_agreeing_states_nothing_unless_something_of_the_speakers_follows() -> N
         assert is_small_talk(said), said
     for said in ("I agree, I should quit smoking.", "I agreed to take the job in Leeds."):
         assert not is_small_talk(said), said
+
+
+def test_wordings_of_a_ninth_blind_set() -> None:
+    """Read once the ninth blind set had been run: its misses that a rule can fix."""
+    from mem_pipeline.text.dates import resolve_relative
+    from mem_pipeline.text.smalltalk import is_statement
+    from mem_pipeline.text.voice import strip_filler
+    from mem_pipeline.write.memorable import exempt
+    from mem_pipeline.write.offline import split_compound
+
+    # an ordinal weekday or a span is no date counted from the turn
+    assert resolve_relative("we switched to the last Thursday of the month", NOW) == (
+        "we switched to the last Thursday of the month"
+    )
+    span = "over the past year I ran twice a week"
+    assert resolve_relative(span, NOW) == span
+    assert resolve_relative("I went there last Thursday", NOW) == "I went there on Thursday 25 December 2025"
+    # a part with no verb belongs to the clause before it; "while working" says when
+    assert split_compound(
+        "I'm a veterinary nurse at a small-animal clinic, living in Dunedin with my partner and our two cats"
+    ) == [
+        "I'm a veterinary nurse at a small-animal clinic.",
+        "I'm living in Dunedin with my partner and our two cats.",
+    ]
+    assert len(split_compound("I don't listen to jazz while working anymore")) == 1
+    assert split_compound("I live in Utrecht and work in procurement at Heineken") == [
+        "I live in Utrecht.",
+        "I work in procurement at Heineken.",
+    ]
+    # "Same job though.": nothing of its own; a subjectless "Do the books ..." is no question
+    assert not is_statement("Same job though.") and not is_statement("Same here!")
+    assert is_statement("Same company, new team.")
+    assert is_statement("Do the books for my mums florist on the side")
+    assert not is_statement("do you like it")
+    # lead-ins and refusals are how something is said
+    assert strip_filler("Big news: we've moved up to Christchurch.") == "We've moved up to Christchurch."
+    assert strip_filler("No need, divorced.") == "Divorced." and is_statement("Divorced.")
+    assert not is_statement("Good news.")
+    # a name given, and a job joined, are durable whatever the learned filter thinks
+    assert exempt("His name is Biscuit.") and exempt("Joined Coolblue this month as an analytics lead.")
+
+
+def test_a_part_that_states_nothing_is_not_a_fact_and_a_link_offered_takes_what_it_is_for() -> None:
+    msgs = [
+        Message(role="user", content="Same job though, I transferred to the clinic's Christchurch branch."),
+        Message(
+            role="assistant",
+            content=(
+                "The Dante Alighieri society runs an Italian class on Tuesdays. "
+                "Want me to send you the sign-up link?"
+            ),
+        ),
+        Message(role="user", content="Yes please!"),
+    ]
+    texts = [f.text for f in OfflineExtractor().extract(msgs, NOW).facts]
+    assert texts == [
+        "I transferred to the clinic's Christchurch branch.",
+        "I agreed: send me the sign-up link (The Dante Alighieri society runs an Italian class on Tuesdays).",
+    ]

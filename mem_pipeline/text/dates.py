@@ -184,6 +184,7 @@ def _relative(m: re.Match[str], when: datetime) -> str:
     return f"in {when.year - n}"
 
 
+_OF = re.compile(r"\s+of\b", re.IGNORECASE)
 _PREPOSITIONS = frozenset("for until till by from since before after of to".split())
 
 
@@ -194,8 +195,12 @@ def resolve_relative(text: str, when: datetime) -> str:
     went to a support group on 7 May 2023". Other words are left as they are."""
 
     def repl(m: re.Match[str]) -> str:
-        out = _relative(m, when)
         before = text[: m.start()].rstrip().rsplit(" ", 1)[-1].lower()
+        if before == "the" or _OF.match(text, m.end()):
+            # "the last Thursday of the month", "over the past year", "next week of the trip":
+            # an ordinal or a span, not a day counted from the turn
+            return m.group()
+        out = _relative(m, when)
         if before in _PREPOSITIONS:  # "enough for today" -> "enough for 30 January 2026"
             out = out.split(" ", 1)[1] if out.startswith(("on ", "in ")) else out
         at_start = not text[: m.start()].strip(" \"'“‘(")

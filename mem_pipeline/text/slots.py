@@ -51,6 +51,13 @@ PROFESSIONS = (
     r"veterinarian|waiter|waitress|writer"
 )
 
+#: Roles named after "as a" or "I'm a" ("joined Coolblue as an analytics lead"), but too
+#: common as bare words to say work on their own ("take the lead").
+_ROLES = (
+    r"manager|director|lead|head of \w+|supervisor|administrator|officer|clerk|coordinator|specialist|"
+    r"executive|intern|assistant"
+)
+
 # family -> the words that name it (matched on the lowercased text)
 _FAMILIES: list[tuple[str, re.Pattern[str]]] = [
     (
@@ -112,7 +119,7 @@ _FAMILIES: list[tuple[str, re.Pattern[str]]] = [
             r"quit (?:my|the) job|left (?:my|the) job|company|office|promoted|retired|retirement|"
             r"unemployed|laid off|made redundant|between jobs|startup|start-up|firm|fintech|agency|"
             r"consultancy|(?:position|role|post) (?:at|with)|new (?:position|role|post)\b)\b"
-            rf"|\b(?:i['’]?m|i am|is|as) an? (?:[\w-]+ ){{0,2}}(?:{PROFESSIONS})\b"
+            rf"|\b(?:i['’]?m|i am|is|as) an? (?:[\w-]+ ){{0,2}}(?:{PROFESSIONS}|{_ROLES})\b"
         ),
     ),
 ]
@@ -125,7 +132,7 @@ SINGLE_VALUED = frozenset(
 CHANGE_CUE = re.compile(
     r"\b(?:actually|correction|i meant|no longer|not \w+(?: \w+)? any ?more|anymore|any more|instead|"
     r"now|these days|nowadays|switched|swapped|changed|moved|new|again|back (?:to|in|together)|"
-    r"started|quit|stopped|gave up|left|used to|not any longer)\b",
+    r"started|joined|quit|stopped|gave up|left|used to|not any longer)\b",
     re.IGNORECASE,
 )
 _STOPPED = re.compile(
@@ -267,14 +274,16 @@ _BARE = frozenset({"diet", "smoking", "drinking", "age"})
 _TRAIT = re.compile(
     r"\b(?:asthmatic|asthma|diabetic|epileptic|coeliac|celiac|dyslexic|autistic|adhd|"
     r"colou?r[- ]?blind|lactose[- ]intolerant|(?:allergic|intolerant) to|"
-    r"night owl|early bird|(?:morning|night|evening) person|left[- ]handed|right[- ]handed)\b",
+    r"night owl|early bird|(?:morning|night|evening) person|left[- ]handed|right[- ]handed|"
+    # a status said bare ("No need, divorced.", "widowed, sadly")
+    r"divorced|widowed|separated|married|engaged|pregnant|retired)\b",
     re.IGNORECASE,
 )
 
 
 def is_attribute(text: str) -> bool:
-    """Whether ``text`` names the speaker's diet, smoking, drinking or age, or a condition or
-    trait of theirs, so that it says something about them without a first person
+    """Whether ``text`` names the speaker's diet, smoking, drinking or age, or a condition,
+    trait or status of theirs, so that it says something about them without a first person
     ("pescatarian btw", "non-smoker", "asthmatic", "night owl tbh")."""
     slot = slot_of(text)
     return (slot is not None and slot.family in _BARE) or bool(_TRAIT.search(text))

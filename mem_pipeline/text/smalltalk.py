@@ -10,7 +10,7 @@ from .lexical import content_words, split_sentences, tokens
 from .slots import is_attribute
 from .voice import strip_filler
 
-__all__ = ["FIRST_PERSON", "is_small_talk", "is_statement"]
+__all__ = ["FIRST_PERSON", "is_reaction", "is_small_talk", "is_statement"]
 
 # Words of greetings, thanks, acknowledgements and goodbyes: a sentence made of them only says
 # nothing about the person ("thanks a lot!", "ok cool", "have a nice evening :)").
@@ -22,7 +22,7 @@ _SMALL_TALK = frozenset(
     have a an the day evening weekend lol haha hahaha lmao wow whoa oh ah ahh hmm hm ugh meh
     sounds got it noted alright right fair enough makes sense all good no worries np indeed
     wild that's that is enough for now again please appreciate it helpful super bad not chilling
-    just nm nothing much up what's whats how are doing you're i'm well been
+    just nm nothing much up what's whats how are doing you're i'm well been news big
     """.split()
 )
 # one-off states of the moment: not durable ("I slept badly", "just bored")
@@ -71,11 +71,21 @@ _EXCHANGE = re.compile(
 )
 # a reaction to the assistant's explanation: an interjection, then "ok", "now", "so", "I see"
 _UNDERSTOOD = re.compile(r"^\s*(?:ah+|oh+|aha|ohh)\b[\s,!.]*(?:ok(?:ay)?|now|so|i see|right|got it)\b", re.I)
+# a remark that something stayed as it was, with no verb and nothing of its own: "Same job
+# though.", "Same old, same old.", "Same here!"
+_SAME = re.compile(
+    r"^\s*(?:(?:oh|but|and|still)[\s,]+)*(?:the )?same(?: (?:old|here|as (?:ever|before|always)|"
+    r"(?!(?:as|is|was)\b)[a-z]+))?(?:[\s,]+(?:though|tho|still|really|,? same old|as before))*[\s.!,]*$",
+    re.IGNORECASE,
+)
 _QUESTION_START = re.compile(
     r"^\s*(who|what|when|where|why|how|which|whose|do|does|did|can|could|would|will|should|is|"
     r"are|am|was|were|have|has|shall|may|might)\b",
     re.IGNORECASE,
 )
+# a statement without its subject that opens like a question: "do the books for my mum's
+# florist", "did the school run", "have a dog and two cats" (not "do my parents know")
+_DONE = re.compile(r"^\s*(?:do|does|did|have|has|had)\s+(?:the|a|an|some|two|three)\b", re.I)
 #: The speaker's first person ("I", "I'm", "my", "we", "our"...).
 FIRST_PERSON = re.compile(r"\b(?:i|i['’]m|i['’]ve|i['’]d|i['’]ll|me|my|mine|we|our|us)\b", re.IGNORECASE)
 _THANKS = re.compile(
@@ -92,6 +102,18 @@ def is_small_talk(text: str) -> bool:
     return all(not is_statement(strip_filler(s)) for s in sentences)
 
 
+def is_reaction(sentence: str) -> bool:
+    """Whether a sentence only reacts to the other speaker: a greeting, thanks, acknowledgement,
+    laughter or a remark on what they said ("Oh wow!", "Good question.", "Haha, thanks!")."""
+    s = sentence.strip()
+    words = tokens(s)
+    return (
+        not words
+        or all(w in _SMALL_TALK for w in words)
+        or bool(_GREETING.match(s) or _THANKS.match(s) or _EXCHANGE.match(s) or _UNDERSTOOD.match(s))
+    )
+
+
 def is_statement(sentence: str) -> bool:
     """Whether a sentence states something durable: not a greeting, thanks or acknowledgement
     (made only of such words), a question, a request to the assistant, or a passing mood;
@@ -106,9 +128,11 @@ def is_statement(sentence: str) -> bool:
         return False
     if _UNDERSTOOD.match(s) and len(words) <= 6 and not FIRST_PERSON.search(s):
         return False  # "Ah, now is clear.", "Ah okay, so is good luck."
-    if s.endswith("?") or (_QUESTION_START.match(s) and not s.endswith((".", "!"))):
+    if s.endswith("?") or (_QUESTION_START.match(s) and not s.endswith((".", "!")) and not _DONE.match(s)):
         return False
     if _REQUEST.search(s):
+        return False
+    if _SAME.match(s):  # "Same job though.": what did not change, said of what was said before
         return False
     if _TRANSIENT.search(s) and len(words) <= 8:
         return False

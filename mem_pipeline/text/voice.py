@@ -216,7 +216,8 @@ def in_person(text: str, subject: str) -> str:
 _FILLER = re.compile(
     r"^(?:(?:oh|ok(?:ay)?|well|so|also|and|but|anyway|btw|by the way|fyi|actually|just so you know|"
     r"for the record|just fyi|as i said|i told you|remember|you know what|guess what|fun fact|"
-    r"to be honest|honestly|tbh|hey|hi|hello|yeah|yes|no|nope)\b[\s,;:!.-]*)+",
+    r"to be honest|honestly|tbh|hey|hi|hello|yeah|yes|no need|no thanks|no thank you|nah|no|nope)\b"
+    r"[\s,;:!.-]*)+",
     re.IGNORECASE,
 )
 
@@ -224,7 +225,7 @@ _FILLER = re.compile(
 # a lead-in that announces what follows, up to its colon ("For context: ", "A bit about me since
 # you asked: ", "Update nobody asked for: "): it says how the message is meant, not a fact
 _LEAD_IN = re.compile(
-    r"^[^:]{0,40}?\b(?:background|context|about me|info(?:rmation)?s?|update|heads[- ]up|"
+    r"^[^:]{0,40}?\b(?:background|context|about me|info(?:rmation)?s?|update|news|heads[- ]up|"
     r"for (?:your|the) records?|quick note|a few things|some things)\b[^:]{0,40}:\s+",
     re.IGNORECASE,
 )

@@ -18,7 +18,7 @@ import re
 from ..text.lexical import split_sentences
 from ..text.voice import as_user
 
-__all__ = ["MAX_WORDS", "answered"]
+__all__ = ["MAX_WORDS", "answered", "question_about_user"]
 
 #: The most words a reply may have to be read as a bare answer.
 MAX_WORDS = 6
@@ -112,13 +112,22 @@ _CHAT = re.compile(
 )
 
 
-def _question(assistant: str) -> str | None:
-    """The assistant message's last sentence when it is a wh-question about the user."""
+#: Where a question starts after a lead-in ("For the form: what's...", "Quick one, where...").
+_LEAD_IN = re.compile(r"[:;,–—]\s+(?=(?:what|which|where|who|how|when|any)\b)", re.IGNORECASE)
+
+
+def question_about_user(assistant: str) -> str | None:
+    """The assistant message's last sentence when it is a wh-question about the user (without
+    its lead-in and question mark), else None."""
     sentences = [s.strip() for s in split_sentences(assistant) if s.strip()]
     if not sentences or not sentences[-1].endswith("?"):
         return None
     q = sentences[-1].rstrip("?").strip()
     q = re.sub(r"^(?:and|so|also|btw|by the way|out of curiosity|just curious)[,\s]+", "", q, flags=re.I)
+    # "For the blood donation form: what's your blood type?": the question after its lead-in
+    lead = _LEAD_IN.search(q)
+    if lead is not None and not _WH.match(q):
+        q = q[lead.end() :]
     if not _WH.match(q) or not _ABOUT_YOU.search(q) or _CHAT.match(q):
         return None
     return q
@@ -138,7 +147,7 @@ def _answer(reply: str) -> str | None:
 def answered(assistant: str, reply: str) -> str | None:
     """The statement the user's ``reply`` makes as an answer to the ``assistant`` message's
     last question (a wh-question about the user), or None."""
-    q = _question(assistant)
+    q = question_about_user(assistant)
     a = _answer(reply) if q is not None else None
     if q is None or a is None:
         return None

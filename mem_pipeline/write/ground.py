@@ -9,7 +9,9 @@ import re
 from collections.abc import Sequence
 
 from ..models import Message
-from ..text.lexical import STOPWORDS, content_words, stem, tokens
+from ..text.lexical import STOPWORDS, content_words, split_sentences, stem, tokens
+from ..text.smalltalk import is_reaction
+from .answers import question_about_user
 
 __all__ = ["GROUNDED", "fact_sources", "ground", "grounded_turns", "support", "widen"]
 
@@ -189,6 +191,14 @@ def fact_sources(messages: Sequence[Message], cited: Sequence[int]) -> list[str]
                 and not _PUTS_OFF.search(m.content)
             ):
                 out.append(prev.content)
+            elif prev is not None and prev.role == "assistant" and not _PUTS_OFF.search(m.content):
+                # "Piranesi. Oh and we switched...": a short first sentence answers the
+                # wh-question about the user that the assistant ended on, and that question
+                # (only) supports the answer
+                first = next((s for s in split_sentences(m.content) if s.strip()), "")
+                asked = question_about_user(prev.content)
+                if asked is not None and 0 < len(tokens(first)) <= 6 and not is_reaction(first):
+                    out.append(asked)
         else:
             nxt = messages[i + 1] if i + 1 < len(messages) else None
             if nxt is not None and nxt.role == "user" and _CONFIRM.match(nxt.content):

@@ -35,6 +35,8 @@ _SPECIFIC = re.compile(
     r"\b(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day)?s?\b",
     re.IGNORECASE,
 )
+# a name given: "His name is Biscuit", "my cat's called Miso", "a beagle named Brisket"
+_NAMING = re.compile(r"\b(?i:name(?:['’]s| is| was)|named|called)\s+[A-Z]")
 #: categories whose word rules name what small talk does not: a condition, a job, a relation
 #: (biography's rule is "I'm ...", which small talk says as often)
 _NAMED = frozenset({Category.HEALTH, Category.WORK, Category.RELATIONSHIP})
@@ -42,10 +44,11 @@ _NAMED = frozenset({Category.HEALTH, Category.WORK, Category.RELATIONSHIP})
 
 def exempt(text: str) -> bool:
     """Whether a rule already knows what ``text`` is about, so that the model is not asked: an
-    attribute or a slot ("kosher", "I live in Leeds"), a change, correction or ending ("Sold the
-    Civic last week", "Small correction, he's at Oakfield"), a number or a date, or a category
-    the word rules name (health, work, relationship)."""
-    if is_attribute(text) or slot_of(text) is not None or _SPECIFIC.search(text):
+    attribute or a slot ("kosher", "I live in Leeds"), a name given ("His name is Biscuit"), a
+    change, correction or ending ("Sold the Civic last week", "Small correction, he's at
+    Oakfield"), a number or a date, or a category the word rules name (health, work,
+    relationship)."""
+    if is_attribute(text) or slot_of(text) is not None or _SPECIFIC.search(text) or _NAMING.search(text):
         return True
     if changes(text) or has_correction_cue(text) or says_ended(text) or turns_away(text):
         return True

@@ -13,7 +13,7 @@ from ..text.lexical import split_sentences, tokens
 from ..text.opinion import turns_away
 from ..text.phrases import candidate_phrases
 from ..text.slots import says_current
-from ..text.smalltalk import is_statement
+from ..text.smalltalk import is_reaction, is_statement
 from ..text.voice import as_user, in_person, strip_filler
 from .answers import answered
 from .categories import CategoryModel, categories_of, category_of, timed
@@ -27,8 +27,10 @@ __all__ = ["OfflineExtractor"]
 # "me and my husband", two people
 _COMPOUND = re.compile(
     r"\s*(?:,\s*(?:and|but|so|while)\s+|(?<!\bme)\s+(?:and|but|while)\s+|;\s*|,\s+)"
-    r"(?=(?:i|i['’]m|i['’]ve|i['’]d|my|we|we['’]re|our)\b|(?:working|living|studying|training|teaching)\b|"
-    r"(?:work|live|study|teach) (?:in|at|for|as|from)\b)",
+    r"(?=(?:i|i['’]m|i['’]ve|i['’]d|my|we|we['’]re|our)\b|"
+    # "..., working from home" is a fact of its own; "... while working" says when (no split)
+    r"(?<!while )(?:working|living|studying|training|teaching)\b|"
+    r"(?<!while )(?:work|live|study|teach) (?:in|at|for|as|from)\b)",
     re.IGNORECASE,
 )
 _CONFIRM = re.compile(
@@ -88,7 +90,12 @@ def split_compound(sentence: str) -> list[str]:
     for start, p in zip(starts, parts, strict=True):
         # "They live in Leeds and work in York": only the speaker's own "I" carries over
         bare = bool(_BARE_VERB.match(p)) and not re.match(r"\s*i\b", sentence, re.I)
-        if joined and (bare or _REFERS_BACK.search(p) or (turns_away(joined[-1][1]) and says_current(p))):
+        # "living in Dunedin with my partner and our two cats": a part with no verb of its own
+        # is a noun phrase of the clause before it, not a fact
+        verbless = not _BARE_VERB.match(p) and not _CLAUSE_VERB.search(p)
+        if joined and (
+            bare or verbless or _REFERS_BACK.search(p) or (turns_away(joined[-1][1]) and says_current(p))
+        ):
             # "Got a Kindle ..., I read everything on it now": "it" is the Kindle; "pineapple on
             # pizza is gross, I'm a margherita person now": one change of taste, whole
             first_start = joined[-1][0]
@@ -174,17 +181,22 @@ class OfflineExtractor:
             texts = [
                 (part, (turn_id, sentence) in doubted)
                 for sentence in statements[turn_id]
-                for part in split_compound(sentence)
+                for part in _parts(sentence)
             ]
             plain = _SYMBOLS.sub("", msg.content)  # "go for it 👍"
             if turn_id > 0 and (_CONFIRM.match(plain) or (texts and _YES.match(plain))):
                 # the acceptance itself ("Go on then, book me in!") says nothing more
                 said = [(t, d) for t, d in texts if not _CONFIRM.match(_SYMBOLS.sub("", t))]
                 texts = [(t, False) for t in _agreed(messages[turn_id - 1])] + said
-            elif turn_id > 0 and not texts and messages[turn_id - 1].role == "assistant":
-                # "What's your name?" / "Ngozi": the answer, worded by the question
-                answer = answered(messages[turn_id - 1].content, plain)
-                texts = [(answer, False)] if answer else []
+            elif turn_id > 0 and messages[turn_id - 1].role == "assistant":
+                # "What's your name?" / "Ngozi": the answer, worded by the question; also when
+                # more follows it ("What are you reading?" / "Piranesi. Oh and we switched...")
+                answer = None
+                if not texts:
+                    answer = answered(messages[turn_id - 1].content, plain)
+                elif (first := _first_fragment(plain, statements[turn_id])) is not None:
+                    answer = answered(messages[turn_id - 1].content, first)
+                texts = ([(answer, False)] if answer else []) + texts
             for text, doubt in texts:
                 text = resolve_relative(text, now)
                 if msg.name:
@@ -209,6 +221,25 @@ class OfflineExtractor:
             labelled = [f.model_copy(update={"category": c}) for f, c in zip(facts + doubtful, labels)]
             facts, doubtful = labelled[: len(facts)], labelled[len(facts) :]
         return Extraction(facts=facts, doubtful=doubtful)
+
+
+def _parts(sentence: str) -> list[str]:
+    """The facts of one statement (:func:`split_compound`), without a part that states nothing
+    on its own ("Same job though, I transferred to the Christchurch branch")."""
+    parts = split_compound(sentence)
+    return parts if len(parts) < 2 else [p for p in parts if is_statement(p)]
+
+
+def _first_fragment(message: str, statements: list[str]) -> str | None:
+    """The message's first sentence when it states nothing itself and is no reaction (a bare
+    answer, "Piranesi."), ahead of the sentences that do state something; else None."""
+    sentences = [s for s in split_sentences(message) if s.strip()]
+    if len(sentences) < 2:
+        return None
+    first = strip_filler(sentences[0])
+    if first in statements or is_reaction(first):
+        return None
+    return first
 
 
 #: emoji and other symbols, which say nothing of whether a reply accepts an offer
@@ -280,9 +311,12 @@ _ACTION = re.compile(
     r"\b(?:book|order|reserve|sign|buy|get|schedule|set up|put|pencil|add|register|enrol|enroll|grab|hold)\b",
     re.IGNORECASE,
 )
-#: an offer of a place, a table, a slot: what it is the assistant said before
+#: an offer of a place, a table, a slot, or the way to one ("the sign-up link", "the booking
+#: form"): what it is the assistant said before
 _SLOT = re.compile(
-    r"\b(?:a|the) (?:place|spot|seat|table|slot|ticket|appointment|booking)s?\b|\bme in\b", re.I
+    r"\b(?:a|the) (?:place|spot|seat|table|slot|ticket|appointment|booking)s?\b|\bme in\b|"
+    r"\bthe (?:sign[- ]?up |booking |registration |enrol?ment |application )?(?:link|form)\b",
+    re.I,
 )
 
 
