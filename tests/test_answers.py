@@ -33,6 +33,10 @@ T0 = datetime(2026, 2, 3, 18, tzinfo=timezone.utc)
         # the question after a lead-in of the assistant's
         ("For the blood donation form: what's your blood type?", "O neg.", "My blood type is O neg."),
         ("Quick one, where are you based?", "Leeds", "I am based in Leeds."),
+        # the question one sentence before the end, and "anything" questions
+        ("What's your blood type? It's on the donor form.", "O neg", "My blood type is O neg."),
+        ("Anything I should account for?", "wheelchair", "Anything I should account for? Wheelchair."),
+        ("Do you make anything from it?", "Soap, mostly.", "Do I make anything from it? Soap, mostly."),
     ],
 )
 def test_an_answer_is_worded_by_the_question(question: str, reply: str, statement: str) -> None:
@@ -55,6 +59,8 @@ def test_an_answer_is_worded_by_the_question(question: str, reply: str, statemen
         ("Are you vegetarian?", "pescatarian"),  # a yes/no question: the yes rule's
         ("The museum opens at 10.", "great"),  # no question
         ("What is the capital of Peru?", "Lima"),  # not about the user
+        ("What do you call a fake noodle? An impasta.", "ok ok that one got me"),  # a riddle
+        ("Why don't skeletons fight? They don't have the guts.", "lol"),
     ],
 )
 def test_what_is_no_answer(question: str, reply: str) -> None:

@@ -572,3 +572,37 @@ def test_a_part_that_states_nothing_is_not_a_fact_and_a_link_offered_takes_what_
         "I transferred to the clinic's Christchurch branch.",
         "I agreed: send me the sign-up link (The Dante Alighieri society runs an Italian class on Tuesdays).",
     ]
+
+
+def test_requests_that_state_a_plan_or_a_preference_and_go_aheads() -> None:
+    from mem_pipeline.write.memorable import exempt
+    from mem_pipeline.write.offline import requested
+
+    assert requested("Remind me: dentist appointment on 27 January at 4pm") == (
+        "Reminder: dentist appointment on 27 January at 4pm."
+    )
+    assert requested("Can you remind me to call Mum tomorrow?") == "I need to call Mum tomorrow."
+    assert requested("Remind me what I said about Rome") == "Remind me what I said about Rome"
+    switch = "Can you switch my reminders to WhatsApp?"
+    assert requested(switch) == "I want my reminders switched to WhatsApp."
+    assert exempt("my corgi Dubu is judging me") and exempt("My mate Ciarán's bringing his van")
+    assert not exempt("I went on my trip to Paris")
+
+    def agreed(offer: str, reply: str) -> list[str]:
+        msgs = [Message(role="assistant", content=offer), Message(role="user", content=reply)]
+        return [f.text for f in OfflineExtractor().extract(msgs, NOW).facts]
+
+    slot = "The physio clinic on Leith Walk has a slot on Wednesday at 8:15am. Shall I book it for you?"
+    expected = (
+        "I agreed: book it for me (the physio clinic on Leith Walk has a slot on Wednesday at 8:15am)."
+    )
+    assert agreed(slot, "go for it") == [expected]
+    assert agreed(slot, "Go for it, that's perfect timing.") == [expected]
+    assert agreed(slot, "yes pls") == [expected]
+    assert agreed(slot, "Do it yourself") == []
+    # a verbless first sentence answers the question, and is not stored twice
+    asked = "Congratulations! How would you like your reminders?"
+    assert agreed(asked, "The evening before, always. Same-morning reminders stress me out.") == [
+        "How would I like my reminders? The evening before, always.",
+        "Same-morning reminders stress me out.",
+    ]

@@ -132,7 +132,7 @@ SINGLE_VALUED = frozenset(
 CHANGE_CUE = re.compile(
     r"\b(?:actually|correction|i meant|no longer|not \w+(?: \w+)? any ?more|anymore|any more|instead|"
     r"now|these days|nowadays|switched|swapped|changed|moved|new|again|back (?:to|in|together)|"
-    r"started|joined|quit|stopped|gave up|left|used to|not any longer)\b",
+    r"started|joined|quit|stopped|gave up|left|used to|not any longer|lately)\b",
     re.IGNORECASE,
 )
 _STOPPED = re.compile(
@@ -346,7 +346,7 @@ _PLANNING = re.compile(r"\b(?:thinking (?:of|about)|might|maybe|planning|plan to
 #: A statement that gives what holds after a change: "back on oat milk", "decaf again",
 #: "switched to", "these days it's ...", "..., chickpeas are my thing now", "from this week".
 _CHANGE = re.compile(
-    r"\b(?:now|these days|nowadays|currently|at the moment|instead|again|for good|from now on|"
+    r"\b(?:now|these days|nowadays|lately|currently|at the moment|instead|again|for good|from now on|"
     r"from this week|back (?:on|to|in|into)|switched|swapped|changed|moved|relocated)\b",
     re.IGNORECASE,
 )

@@ -92,10 +92,17 @@ _TEMPLATES: list[tuple[re.Pattern[str], str]] = [
 #: "are you" of a question, in the user's voice ("where are you based" -> "where am I based").
 _ARE_YOU = re.compile(r"\bare you\b", re.IGNORECASE)
 #: A question about the user: it says "you" or "your", or asks what the assistant should know.
-_ABOUT_YOU = re.compile(r"\byou(?:r|rs|rself)?\b|\b(?:i|we) should know\b", re.IGNORECASE)
+_ABOUT_YOU = re.compile(
+    r"\byou(?:r|rs|rself)?\b|\b(?:i|we) should (?:know|account for|keep in mind|plan for|be aware of)\b",
+    re.IGNORECASE,
+)
 #: A wh-question, or one for a list ("Do you have any pets?"); a yes/no question answered by a
 #: fragment is not answered by it.
-_WH = re.compile(r"^\s*(?:what|which|where|who|how|when|any|do you have any|have you got any)\b", re.I)
+_WH = re.compile(
+    r"^\s*(?:what|which|where|who|how|when|any|anything|anyone|do you have any|have you got any|"
+    r"do you \w+ anything)\b",
+    re.I,
+)
 #: A job said as one bare noun takes an article ("nurse" -> "a nurse").
 _BARE_NOUN = re.compile(r"^[a-z]+$")
 
@@ -107,6 +114,7 @@ _CHAT = re.compile(
     r"how (?:do|did) you (?:feel|find|like)|how (?:can|may|could) i|what(?:['’]s| is) up|"
     r"what (?:do|did) you think|what (?:would|do) you (?:like|want|prefer|need) (?:me )?to|"
     r"what can i|what else|anything else|what are you up to|what(?:['’]s| is) on your mind|"
+    r"what do you call|"
     r"(?:how|what) about you|and you)",
     re.IGNORECASE,
 )
@@ -117,12 +125,17 @@ _LEAD_IN = re.compile(r"[:;,–—]\s+(?=(?:what|which|where|who|how|when|any)\b
 
 
 def question_about_user(assistant: str) -> str | None:
-    """The assistant message's last sentence when it is a wh-question about the user (without
-    its lead-in and question mark), else None."""
+    """The assistant message's last question, in its last two sentences, when it is a
+    wh-question about the user (without its lead-in and question mark), else None."""
     sentences = [s.strip() for s in split_sentences(assistant) if s.strip()]
-    if not sentences or not sentences[-1].endswith("?"):
+    # the question may come last or just before one sentence more ("What's your blood type?
+    # It's a field on the donor form.")
+    # (not a riddle's punchline: "What do you call a fake noodle? An impasta.")
+    tail = sentences[-2:] if len(sentences[-1].split()) > 3 else sentences[-1:]
+    asked = [s for s in tail if s.endswith("?")]
+    if not asked:
         return None
-    q = sentences[-1].rstrip("?").strip()
+    q = asked[-1].rstrip("?").strip()
     q = re.sub(r"^(?:and|so|also|btw|by the way|out of curiosity|just curious)[,\s]+", "", q, flags=re.I)
     # "For the blood donation form: what's your blood type?": the question after its lead-in
     lead = _LEAD_IN.search(q)

@@ -36,7 +36,11 @@ _SPECIFIC = re.compile(
     re.IGNORECASE,
 )
 # a name given: "His name is Biscuit", "my cat's called Miso", "a beagle named Brisket"
-_NAMING = re.compile(r"\b(?i:name(?:['’]s| is| was)|named|called)\s+[A-Z]")
+_NAMING = re.compile(
+    r"\b(?i:name(?:['’]s| is| was)|named|called)\s+[A-Z]"
+    # one's own named by their name: "my corgi Dubu", "my best mate Ciarán"
+    r"|\b(?i:my|our)\s+(?:(?!(?i:to|in|at|on|of|for|from|with|and|the)\b)[a-z]+\s+){1,2}[A-Z][a-z]"
+)
 #: categories whose word rules name what small talk does not: a condition, a job, a relation
 #: (biography's rule is "I'm ...", which small talk says as often)
 _NAMED = frozenset({Category.HEALTH, Category.WORK, Category.RELATIONSHIP})
@@ -44,9 +48,9 @@ _NAMED = frozenset({Category.HEALTH, Category.WORK, Category.RELATIONSHIP})
 
 def exempt(text: str) -> bool:
     """Whether a rule already knows what ``text`` is about, so that the model is not asked: an
-    attribute or a slot ("kosher", "I live in Leeds"), a name given ("His name is Biscuit"), a
-    change, correction or ending ("Sold the Civic last week", "Small correction, he's at
-    Oakfield"), a number or a date, or a category the word rules name (health, work,
+    attribute or a slot ("kosher", "I live in Leeds"), a name given ("His name is Biscuit", "my
+    corgi Dubu"), a change, correction or ending ("Sold the Civic last week", "Small correction,
+    he's at Oakfield"), a number or a date, or a category the word rules name (health, work,
     relationship)."""
     if is_attribute(text) or slot_of(text) is not None or _SPECIFIC.search(text) or _NAMING.search(text):
         return True

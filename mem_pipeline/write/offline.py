@@ -34,16 +34,22 @@ _COMPOUND = re.compile(
     re.IGNORECASE,
 )
 _CONFIRM = re.compile(
-    r"^\s*(?:(?:oh+|ooh+|ok(?:ay)?|great|perfect|sure|yes|yeah|yep|yup|please|definitely|absolutely|"
-    r"go on(?: then)?)[\s,!.]*)+"
+    r"^\s*(?:(?:oh+|ooh+|omg|ok(?:ay)?|great|perfect|sure|yes|yeah|yep|yup|please|pls|plz|definitely|"
+    r"absolutely|go on(?: then)?)[\s,!.]*)+"
     r"(?:do it|go ahead|go for it|book it|book that|book me in|order it|lock it in|sounds (?:good|great)|"
     r"let['’]?s do (?:it|that)|that works|please(?: do)?)?[\s!.]*$"
     r"|^\s*(?:yes|yeah|yep|sure|ok|okay|go on)\b.*\b(?:book|order|signed up|sign me up|do it|go ahead|"
-    r"go for it|lock it in|please)\b",
+    r"go for it|lock it in|please)\b"
+    # "go for it", "book it, that's perfect timing": the go-ahead alone, with a word of thanks
+    r"|^\s*(?:do it|go ahead|go for it|book it|book that|book me in|order it|lock it in|"
+    r"let['’]?s do (?:it|that))\b[\s,!.]*(?:(?:please|pls|thanks|thank you|that['’]?s (?:perfect|great|ideal|"
+    r"fine)(?: timing)?)[\s,!.]*)*$",
     re.IGNORECASE,
 )
 _YES = re.compile(
-    r"^\s*(?:(?:oh+|ooh+|ah+)[\s,!]*)?(?:yes|yeah|yep|yup|sure|ok(?:ay)?|absolutely|definitely)\b", re.I
+    r"^\s*(?:(?:oh+|ooh+|ah+|omg)[\s,!]*)?(?:yes|yeah|yep|yup|sure|ok(?:ay)?|absolutely|definitely|perfect|"
+    r"go for it|go ahead)\b",
+    re.I,
 )
 _OFFER_LEAD = re.compile(
     r"^\s*(?:maybe|perhaps|how about|what about|why not|shall i|should i|would you like (?:me )?to|"
@@ -159,7 +165,7 @@ class OfflineExtractor:
             turn_id: [
                 clean
                 for sentence in split_sentences(msg.content)
-                if is_statement(clean := strip_filler(sentence))
+                if is_statement(clean := requested(strip_filler(sentence)))
             ]
             for turn_id, msg in enumerate(messages)
             if msg.role == "user"
@@ -196,6 +202,8 @@ class OfflineExtractor:
                     answer = answered(messages[turn_id - 1].content, plain)
                 elif (first := _first_fragment(plain, statements[turn_id])) is not None:
                     answer = answered(messages[turn_id - 1].content, first)
+                    if answer:  # "The evening before, always." is the answer, not a statement of its own
+                        texts = [(t, d) for t, d in texts if t.rstrip(".!") != first.rstrip(".!")]
                 texts = ([(answer, False)] if answer else []) + texts
             for text, doubt in texts:
                 text = resolve_relative(text, now)
@@ -223,6 +231,38 @@ class OfflineExtractor:
         return Extraction(facts=facts, doubtful=doubtful)
 
 
+# a request that states what the user will do or wants from now on: "Remind me: dentist on 27
+# January at 4pm", "Can you switch my reminders to WhatsApp?"
+_REMIND = re.compile(
+    r"^\s*(?:(?:please|pls|can you|could you|would you|will you|also|and)[\s,]+)*remind me"
+    r"(?:\s*(?:about|of|that)\b|\s*[:,–—-])?\s+(?!(?:what|who|where|when|how|which|why|if|whether)\b)(.+?)"
+    r"[\s?.!]*$",
+    re.IGNORECASE,
+)
+_SWITCH = re.compile(
+    r"^\s*(?:(?:please|pls|also|and)[\s,]+)*(?:can|could|would|will) you (?:please )?"
+    r"(switch|change|move|set|update) my (.+?) (?:over )?to (.+?)(?:,?\s+please)?[\s?.!]*$",
+    re.IGNORECASE,
+)
+_DONE_FORM = {"switch": "switched", "change": "changed", "move": "moved", "set": "set", "update": "updated"}
+
+
+def requested(sentence: str) -> str:
+    """What a request to the assistant states of the user, as a statement ("Remind me:
+    dentist appointment on 27 January" -> "Reminder: dentist appointment on 27 January.",
+    "Remind me to call Mum" -> "I need to call Mum.", "Can you switch my reminders to
+    WhatsApp?" -> "I want my reminders switched to WhatsApp."); any other sentence as it is."""
+    m = _REMIND.match(sentence)
+    if m is not None:
+        rest = m.group(1)
+        return f"I need {rest}." if rest.lower().startswith("to ") else f"Reminder: {rest}."
+    m = _SWITCH.match(sentence)
+    if m is not None:
+        verb, what, to = m.groups()
+        return f"I want my {what} {_DONE_FORM[verb.lower()]} to {to}."
+    return sentence
+
+
 def _parts(sentence: str) -> list[str]:
     """The facts of one statement (:func:`split_compound`), without a part that states nothing
     on its own ("Same job though, I transferred to the Christchurch branch")."""
@@ -230,14 +270,23 @@ def _parts(sentence: str) -> list[str]:
     return parts if len(parts) < 2 else [p for p in parts if is_statement(p)]
 
 
+#: a subject or a finite verb, which makes a sentence more than a fragment ("evening" is not)
+_FINITE = re.compile(
+    r"\b(?:i|we|you|he|she|they|it|i['’]m|we['’]re|it['’]s|am|is|are|was|were|be|been|has|have|had|"
+    r"do|does|did|can|will|would|could|should|may|might|must|\w+ed)\b",
+    re.IGNORECASE,
+)
+
+
 def _first_fragment(message: str, statements: list[str]) -> str | None:
-    """The message's first sentence when it states nothing itself and is no reaction (a bare
-    answer, "Piranesi."), ahead of the sentences that do state something; else None."""
+    """The message's first sentence when it is a fragment with no verb and no reaction (a bare
+    answer: "Piranesi.", "The evening before, always."), ahead of the sentences that state
+    something; else None."""
     sentences = [s for s in split_sentences(message) if s.strip()]
     if len(sentences) < 2:
         return None
     first = strip_filler(sentences[0])
-    if first in statements or is_reaction(first):
+    if is_reaction(first) or (first in statements and (_FINITE.search(first) or len(tokens(first)) > 6)):
         return None
     return first
 
