@@ -606,3 +606,27 @@ def test_requests_that_state_a_plan_or_a_preference_and_go_aheads() -> None:
         "How would I like my reminders? The evening before, always.",
         "Same-morning reminders stress me out.",
     ]
+
+
+def test_the_shift_one_works_is_one_value_at_a_time(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from datetime import timedelta
+
+    from mem_pipeline import Memory, MemoryConfig
+    from mem_pipeline.text.slots import asked_slot, slot_of
+
+    assert slot_of("I drive a forklift at a warehouse, always on the early shift.").family == "shift"
+    assert slot_of("I drive a Golf.").family == "car" and slot_of("I drive a bus for Lothian.") is None
+    assert asked_slot("Which shift am I working?") == "the user/shift"
+    assert asked_slot("Do I work days or nights?") == "the user/shift"
+    with Memory(MemoryConfig(path=str(tmp_path / "s"))) as m:
+        said = "I stack shelves at Tesco, always on the early shift."
+        m.add([{"role": "user", "content": said}], user_id="u", timestamp=NOW)
+        r = m.add(
+            [{"role": "user", "content": "New rota came out and they've put me on nights."}],
+            user_id="u",
+            timestamp=NOW + timedelta(days=30),
+        )
+        assert [e.event for e in r.events][:1] == ["SUPERSEDE"]
+        hits = m.search("Which shift am I working?", user_id="u", now=NOW + timedelta(days=31)).hits
+        assert hits and "nights" in hits[0].text
+        assert any("Tesco" in f.text for f in m.get_all(user_id="u") if f.kind == "fact" and f.is_valid)

@@ -110,7 +110,14 @@ _FAMILIES: list[tuple[str, re.Pattern[str]]] = [
         ),
     ),
     ("phone", re.compile(r"\b(?:phone|iphone|pixel|android|galaxy|smartphone)\b")),
-    ("car", re.compile(r"\b(?:car|drive an?|driving an?|motorbike)\b")),
+    # what one drives for work ("I drive a forklift", "drives a bus") is no car of one's own
+    (
+        "car",
+        re.compile(
+            r"\b(?:car|(?:drive|driving) an?(?! (?:forklift|bus|lorry|truck|taxi|cab|tram|train|"
+            r"ambulance|delivery van|van for)\b)|motorbike)\b"
+        ),
+    ),
     ("age", re.compile(r"\b(?:\d{1,3} years? old|turned \d{1,3}|i(?:['’]?m| am) \d{1,3}\b|aged? \d{1,3})")),
     (
         "work",
@@ -122,10 +129,19 @@ _FAMILIES: list[tuple[str, re.Pattern[str]]] = [
             rf"|\b(?:i['’]?m|i am|is|as) an? (?:[\w-]+ ){{0,2}}(?:{PROFESSIONS}|{_ROLES})\b"
         ),
     ),
+    (
+        # which shifts one works, one pattern at a time: "on the early shift", "on nights again"
+        "shift",
+        re.compile(
+            r"\b(?:(?:early|late|night|day|morning|evening|afternoon|graveyard|weekend|split) shifts?|"
+            r"on (?:nights|days|earlies|lates)|(?:work|works|working) (?:nights|days|weekends)|rota)\b"
+        ),
+    ),
 ]
 #: Families where a new value replaces the old without being told so.
 SINGLE_VALUED = frozenset(
     {"residence", "diet", "smoking", "drinking", "relationship", "phone", "car", "age", "reply_style"}
+    | {"shift"}
 )
 
 #: Words saying a statement corrects or updates an earlier one.
@@ -234,6 +250,7 @@ _ASKED: list[tuple[str, re.Pattern[str]]] = [
             r"\b(?:which|what) (?:city|town|country|neighbou?rhood)\b|\bhome ?town\b|\baddress\b"
         ),
     ),
+    ("shift", re.compile(r"\b(?:shifts?|rota|days or nights|nights or days)\b")),
     (
         "work",
         re.compile(r"\b(?:profession|occupation|career|employer|for a living|still working|job|jobs)\b"),

@@ -35,6 +35,7 @@ _BY_SLOT = {
     "residence": Category.BIOGRAPHY,
     "age": Category.BIOGRAPHY,
     "work": Category.WORK,
+    "shift": Category.WORK,
     "relationship": Category.RELATIONSHIP,
     "smoking": Category.HEALTH,
     "drinking": Category.HEALTH,
