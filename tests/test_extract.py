@@ -630,3 +630,30 @@ def test_the_shift_one_works_is_one_value_at_a_time(tmp_path) -> None:  # type: 
         hits = m.search("Which shift am I working?", user_id="u", now=NOW + timedelta(days=31)).hits
         assert hits and "nights" in hits[0].text
         assert any("Tesco" in f.text for f in m.get_all(user_id="u") if f.kind == "fact" and f.is_valid)
+
+
+def test_a_slip_of_ones_own_replaces_what_it_corrects_and_the_rest_keeps_its_person(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from datetime import timedelta
+
+    from mem_pipeline import Memory, MemoryConfig
+    from mem_pipeline.text.smalltalk import is_statement
+    from mem_pipeline.write.reconcile import remainder
+
+    kept = remainder(
+        "My mother-in-law Ngozi lands at Heathrow on 9 January, she's staying with us for three weeks.",
+        lambda clause: "January" in clause,
+    )
+    assert kept == "My mother-in-law Ngozi is staying with us for three weeks."
+    assert not is_statement("Scratch that date.") and not is_statement("My bad.")
+    with Memory(MemoryConfig(path=str(tmp_path / "s"))) as m:
+        said = "My mother-in-law Ngozi lands at Heathrow on 9 January, she's staying with us for three weeks."
+        m.add([{"role": "user", "content": said}], user_id="u", timestamp=NOW)
+        r = m.add(
+            [{"role": "user", "content": "I misread the e-ticket: she lands on 11 January."}],
+            user_id="u",
+            timestamp=NOW + timedelta(minutes=5),
+        )
+        assert r.events[0].event == "SUPERSEDE"
+        valid = [f.text for f in m.get_all(user_id="u") if f.kind == "fact" and f.is_valid]
+        assert not any("9 January" in t for t in valid)
+        assert "My mother-in-law Ngozi is staying with us for three weeks." in valid

@@ -66,7 +66,7 @@ _EXCHANGE = re.compile(
     r"(?: with (?:you|that|this|everything))?|"
     r"(?:quite |totally |completely |slightly |somewhat )?(?:unrelated|off[- ]topic|random question)|"
     r"(?:a few|some|two|three) (?:things|notes) for (?:your|the) records?|"
-    r"so+ much has happened)\b",
+    r"so+ much has happened|scratch that|my (?:mistake|bad))\b",
     re.IGNORECASE,
 )
 # a reaction to the assistant's explanation: an interjection, then "ok", "now", "so", "I see"

@@ -228,7 +228,10 @@ _ENDED = re.compile(
 #: "started", "again" and "back", which a statement about something else says as often.
 _CHANGED = re.compile(
     r"\b(?:actually|correction|i meant|no longer|not \w+(?: \w+)? any ?more|anymore|any more|instead|"
-    r"now|these days|nowadays|switched|swapped|changed|moved|quit|stopped|gave up|left|used to)\b",
+    r"now|these days|nowadays|switched|swapped|changed|moved|quit|stopped|gave up|left|used to|"
+    # a slip of the speaker's own: "I misread the e-ticket: she lands on 11 January"
+    r"misread|misremembered|mixed up|got (?:it|that|the \w+) wrong|i was wrong|"
+    r"wrong (?:date|day|time|name))\b",
     re.IGNORECASE,
 )
 #: Words of change and time that say nothing of what a fact is about.
@@ -297,6 +300,24 @@ _TITLE = re.compile(
 _WORKPLACE = re.compile(r"\b(?:at|for|with) (?:the )?[A-Z][\w&'’.-]*(?: [A-Z][\w&'’.-]*)*.*$")
 
 
+#: who a clause is about when it opens on a relation by name ("My mother-in-law Ngozi", "Our
+#: son Kwame", "Ana's sister Rosa")
+_NAMED_SUBJECT = re.compile(r"^(?:[Mm]y|[Oo]ur|[A-Z][a-z]+['’]s) [\w-]+(?: [\w-]+)? [A-Z][a-z]+\b")
+_PRONOUN = re.compile(r"^(?:(she|he)(?:['’]s\b| is\b)|(she|he)\b)", re.IGNORECASE)
+
+
+def _named(clause: str, first: str) -> str:
+    """``clause`` with a leading "she"/"he" put back as the person the fact's first clause
+    named: what a correction leaves of "My mother-in-law Ngozi lands on 9 January, she's
+    staying three weeks" is "My mother-in-law Ngozi is staying three weeks", not "She's ..."."""
+    who = _NAMED_SUBJECT.match(first)
+    pronoun = _PRONOUN.match(clause)
+    if who is None or pronoun is None or who.group() == first.strip():
+        return clause
+    verb = " is" if pronoun.group(1) else ""
+    return who.group() + verb + clause[pronoun.end() :]
+
+
 def remainder(
     text: str, touched: Callable[[str], bool], value: str | None = None, *, workplace: bool = False
 ) -> str | None:
@@ -339,6 +360,7 @@ def remainder(
     kept = [re.sub(r"^with\s+", "", c, flags=re.I) for c in kept if _says_something(c)]
     if not touched_any or not kept:
         return None
+    kept[0] = _named(kept[0], clauses[0])
     out = ", ".join(kept)
     return out[:1].upper() + out[1:] + ("" if out.endswith((".", "!")) else ".")
 
