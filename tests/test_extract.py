@@ -657,3 +657,17 @@ def test_a_slip_of_ones_own_replaces_what_it_corrects_and_the_rest_keeps_its_per
         valid = [f.text for f in m.get_all(user_id="u") if f.kind == "fact" and f.is_valid]
         assert not any("9 January" in t for t in valid)
         assert "My mother-in-law Ngozi is staying with us for three weeks." in valid
+
+
+def test_passing_moods_of_a_blind_set_are_small_talk() -> None:
+    from mem_pipeline.text.smalltalk import is_small_talk
+
+    for said in [
+        "nothing special, just glad the week's over haha",
+        "nvm the wifi's back, false alarm",
+        "omg where did the year go. ok bye!",
+        "Absolutely knackered. What a day.",
+        "can u give me a synonym for happy?",
+    ]:
+        assert is_small_talk(said), said
+    assert not is_small_talk("I moved to Leeds last year and it is so cold here")

@@ -31,13 +31,16 @@ _TRANSIENT = re.compile(
     r"knackered|hungover|just woke up|running late|on my way|chilling|in a (?:good|bad) mood|"
     r"procrastinat\w*|killing time|just browsing|(?:just )?(?:asking|checking) for a friend|just curious|"
     r"just wondering|just checking|enough \w+ for (?:today|tonight|now|the day|\d+ \w+ \d{4})|"
-    r"it(?:['’]?s| is) (?:raining|sunny|cold|hot|snowing)|(?:mondays|fridays)\b|one of those days|"
+    r"(?:it['’]?s|it is|is) (?:so |very |really |super )?(?:raining|sunny|cold|hot|snowing|freezing|boiling|"
+    r"humid)|(?:mondays|fridays)\b|one of those days|what a (?:day|week|morning|night)\b|"
+    r"glad (?:the|this) (?:week|day)(?:['’]s| is) over|where did the (?:year|time|week|day|summer) go|"
+    r"false alarm|nvm|never ?mind|"
     r"(?:so |very |really |super )?(?:excited|thrilled|stoked|nervous)\b|ttyl|brb|gtg|g2g|gotta go)",
     re.IGNORECASE,
 )
 # a request to the assistant: not a statement about the user
 _REQUEST = re.compile(
-    r"^\s*(?:(?:please|pls|ok|so|anyway|now)[\s,]+)*(?:can|could|would|will) you\b|^\s*(?:please )?"
+    r"^\s*(?:(?:please|pls|ok|so|anyway|now)[\s,]+)*(?:can|could|would|will) (?:you|u)\b|^\s*(?:please )?"
     r"(?:tell me|give me|show me|help me|explain|recommend|suggest|find me|remind me|write|translate|"
     r"summari[sz]e|list|define)\b|"
     r"^\s*let['’]?s (?:play|do|try|start|talk|chat|brainstorm|practi[sc]e|write|make|pretend|say)\b",
