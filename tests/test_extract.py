@@ -671,3 +671,9 @@ def test_passing_moods_of_a_blind_set_are_small_talk() -> None:
     ]:
         assert is_small_talk(said), said
     assert not is_small_talk("I moved to Leeds last year and it is so cold here")
+    # "can't" opens no question: a negation with its "I" dropped, about the speaker
+    from mem_pipeline.text.smalltalk import is_statement
+    from mem_pipeline.write.memorable import exempt
+
+    assert is_statement("can't drive, no licence") and exempt("can't drive, no licence")
+    assert not is_statement("can you drive") and not is_statement("Can I drive")

@@ -83,7 +83,7 @@ _SAME = re.compile(
 )
 _QUESTION_START = re.compile(
     r"^\s*(who|what|when|where|why|how|which|whose|do|does|did|can|could|would|will|should|is|"
-    r"are|am|was|were|have|has|shall|may|might)\b",
+    r"are|am|was|were|have|has|shall|may|might)\b(?!['’]t)",  # "can't drive" opens no question
     re.IGNORECASE,
 )
 # a statement without its subject that opens like a question: "do the books for my mum's

@@ -41,6 +41,9 @@ _NAMING = re.compile(
     # one's own named by their name: "my corgi Dubu", "my best mate Ciarán"
     r"|\b(?i:my|our)\s+(?:(?!(?i:to|in|at|on|of|for|from|with|and|the)\b)[a-z]+\s+){1,2}[A-Z][a-z]"
 )
+# a first person with its subject dropped, in the negative: "can't drive, no licence", "don't
+# drink", "never learned to swim"
+_CANNOT = re.compile(r"^\s*(?:can['’]?t|cannot|don['’]?t|never|won['’]?t|didn['’]?t)\s+\w+", re.IGNORECASE)
 #: categories whose word rules name what small talk does not: a condition, a job, a relation
 #: (biography's rule is "I'm ...", which small talk says as often)
 _NAMED = frozenset({Category.HEALTH, Category.WORK, Category.RELATIONSHIP})
@@ -49,10 +52,12 @@ _NAMED = frozenset({Category.HEALTH, Category.WORK, Category.RELATIONSHIP})
 def exempt(text: str) -> bool:
     """Whether a rule already knows what ``text`` is about, so that the model is not asked: an
     attribute or a slot ("kosher", "I live in Leeds"), a name given ("His name is Biscuit", "my
-    corgi Dubu"), a change, correction or ending ("Sold the Civic last week", "Small correction,
-    he's at Oakfield"), a number or a date, or a category the word rules name (health, work,
-    relationship)."""
+    corgi Dubu"), a negation with its "I" dropped ("can't drive"), a change, correction or
+    ending ("Sold the Civic last week", "Small correction, he's at Oakfield"), a number or a
+    date, or a category the word rules name (health, work, relationship)."""
     if is_attribute(text) or slot_of(text) is not None or _SPECIFIC.search(text) or _NAMING.search(text):
+        return True
+    if _CANNOT.match(text):
         return True
     if changes(text) or has_correction_cue(text) or says_ended(text) or turns_away(text):
         return True
