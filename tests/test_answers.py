@@ -68,6 +68,14 @@ def test_what_is_no_answer(question: str, reply: str) -> None:
     assert MAX_WORDS == 6
 
 
+@pytest.mark.parametrize("assistant", ["", "   ", "?", "...", "\n\n"])
+def test_an_assistant_message_with_no_sentence_asks_nothing(assistant: str) -> None:
+    from mem_pipeline.write.answers import question_about_user
+
+    assert question_about_user(assistant) is None
+    assert answered(assistant, "Leeds") is None
+
+
 def test_an_answer_is_stored_and_found(tmp_path: Path) -> None:
     with Memory(MemoryConfig(path=str(tmp_path / "s"))) as m:
         events = m.add(

@@ -128,6 +128,8 @@ def question_about_user(assistant: str) -> str | None:
     """The assistant message's last question, in its last two sentences, when it is a
     wh-question about the user (without its lead-in and question mark), else None."""
     sentences = [s.strip() for s in split_sentences(assistant) if s.strip()]
+    if not sentences:
+        return None
     # the question may come last or just before one sentence more ("What's your blood type?
     # It's a field on the donor form.")
     # (not a riddle's punchline: "What do you call a fake noodle? An impasta.")
