@@ -581,7 +581,7 @@ def test_requests_that_state_a_plan_or_a_preference_and_go_aheads() -> None:
     assert requested("Remind me: dentist appointment on 27 January at 4pm") == (
         "Reminder: dentist appointment on 27 January at 4pm."
     )
-    assert requested("Can you remind me to call Mum tomorrow?") == "I need to call Mum tomorrow."
+    assert requested("Can you remind me to call Mum tomorrow?") == "Reminder to call Mum tomorrow."
     assert requested("Remind me what I said about Rome") == "Remind me what I said about Rome"
     switch = "Can you switch my reminders to WhatsApp?"
     assert requested(switch) == "I want my reminders switched to WhatsApp."
@@ -677,3 +677,19 @@ def test_passing_moods_of_a_blind_set_are_small_talk() -> None:
 
     assert is_statement("can't drive, no licence") and exempt("can't drive, no licence")
     assert not is_statement("can you drive") and not is_statement("Can I drive")
+
+
+def test_a_request_that_states_a_plan_or_a_preference_is_stored(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from mem_pipeline import Memory, MemoryConfig
+
+    with Memory(MemoryConfig(path=str(tmp_path / "s"))) as m:
+        for i, said in enumerate(
+            [
+                "Can you remind me to call Mum tomorrow?",
+                "Can you switch my reminders to WhatsApp?",
+                "Also remind me: dentist appointment on 27 January at 4pm",
+            ]
+        ):
+            events = m.add([{"role": "user", "content": said}], user_id=f"u{i}", timestamp=NOW).events
+            assert [e.event for e in events] == ["ADD"], (said, events)
+        assert m.get_all(user_id="u0")[0].text.startswith("Reminder to call Mum")

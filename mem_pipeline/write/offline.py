@@ -132,8 +132,10 @@ class OfflineExtractor:
     "Caroline went"); categorises by what the fact is about (``category_of``) and takes up to
     ``max_concepts`` keyword phrases as concepts. A short "yes, book it" to the assistant's
     proposal ("Maybe book a flight to Rome?") becomes the fact that the user agreed to it, and
-    a bare answer to the assistant's question about the user ("What's your name?" / "Ngozi")
-    the statement it makes ("My name is Ngozi."; ``write.answers``).
+    a bare answer to the assistant's question about the user ("What's your name?" / "Ngozi"),
+    alone or before other sentences, the statement it makes ("My name is Ngozi.";
+    ``write.answers``). A request that states a plan or a preference ("Remind me: dentist on 27
+    January", "Can you switch my reminders to WhatsApp?") is kept as that (:func:`requested`).
 
     What it cannot do: it does not resolve "it", "she" or "there", does not merge facts spread
     over several sentences, does not understand hypotheticals or sarcasm, and its categories
@@ -250,12 +252,12 @@ _DONE_FORM = {"switch": "switched", "change": "changed", "move": "moved", "set":
 def requested(sentence: str) -> str:
     """What a request to the assistant states of the user, as a statement ("Remind me:
     dentist appointment on 27 January" -> "Reminder: dentist appointment on 27 January.",
-    "Remind me to call Mum" -> "I need to call Mum.", "Can you switch my reminders to
+    "Remind me to call Mum" -> "Reminder to call Mum.", "Can you switch my reminders to
     WhatsApp?" -> "I want my reminders switched to WhatsApp."); any other sentence as it is."""
     m = _REMIND.match(sentence)
     if m is not None:
         rest = m.group(1)
-        return f"I need {rest}." if rest.lower().startswith("to ") else f"Reminder: {rest}."
+        return f"Reminder {rest}." if rest.lower().startswith("to ") else f"Reminder: {rest}."
     m = _SWITCH.match(sentence)
     if m is not None:
         verb, what, to = m.groups()
