@@ -223,6 +223,44 @@ def test_remainder_keeps_the_clauses_a_correction_does_not_touch() -> None:
     assert remainder("My sister Clara lives in Rennes.", lambda c: bool(rennes.search(c)), "Rennes") is None
 
 
+def test_what_a_correction_by_contrast_says_holds_instead() -> None:
+    from mem_pipeline.write.reconcile import instead, substituted
+
+    assert instead("Oops: Mira teaches at Leith Academy, not Portobello High.", "Portobello") == (
+        "at Leith Academy"
+    )
+    assert instead("The gig is on the 9th, not the 6th.", "6th") == "on the 9th"
+    assert instead("not Wednesday but Friday", "Wednesday") == "Friday"
+    assert instead("I'm not at Siemens anymore.", "Siemens") is None  # an ending, not a swap
+    assert instead("the cat is Sir Pounce Von Whiskers Junior not Tim", "Tim") is None  # where does it start?
+    assert substituted("My brother Mira teaches at Portobello High.", "Portobello", "at Leith Academy") == (
+        "My brother Mira teaches at Leith Academy."
+    )
+    assert substituted("The gig is on the 6th.", "6th", "on the 9th") == "The gig is on the 9th."
+    assert substituted("I like tea.", "Siemens", "at Bosch") is None
+    assert substituted("Ines works at Guy's Hospital.", "Guy", "at St Thomas'") == "Ines works at St Thomas'."
+
+
+def test_a_phrase_with_no_verb_goes_with_the_clause_a_correction_drops() -> None:
+    import re
+
+    from mem_pipeline.text.lexical import has_clause_verb
+    from mem_pipeline.write.reconcile import remainder
+
+    assert not has_clause_verb("20mg every evening") and has_clause_verb("swimming twice a week")
+    lithium = re.compile(r"\blithium\b", re.I)
+    assert (
+        remainder("I take lithium, 20mg every evening, for my mood.", lambda c: bool(lithium.search(c)))
+        is None
+    )
+    leeds = re.compile(r"\bleeds\b", re.I)
+    # the place goes; the job and the phrase that says more of it stay
+    assert (
+        remainder("I'm a midwife in Leeds, mostly night shifts.", lambda c: bool(leeds.search(c)), "Leeds")
+        == "I'm a midwife, mostly night shifts."
+    )
+
+
 def test_polarity_tells_a_reversed_opinion() -> None:
     from mem_pipeline.text.opinion import polarity
 
@@ -593,9 +631,7 @@ def test_requests_that_state_a_plan_or_a_preference_and_go_aheads() -> None:
         return [f.text for f in OfflineExtractor().extract(msgs, NOW).facts]
 
     slot = "The physio clinic on Leith Walk has a slot on Wednesday at 8:15am. Shall I book it for you?"
-    expected = (
-        "I agreed: book it for me (the physio clinic on Leith Walk has a slot on Wednesday at 8:15am)."
-    )
+    expected = "I agreed: book it for me (the physio clinic on Leith Walk has a slot on Wednesday at 8:15am)."
     assert agreed(slot, "go for it") == [expected]
     assert agreed(slot, "Go for it, that's perfect timing.") == [expected]
     assert agreed(slot, "yes pls") == [expected]

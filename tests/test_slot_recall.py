@@ -104,3 +104,30 @@ def test_a_transfer_to_another_branch_tells_where_the_user_is_now(memory: Memory
     assert hits and "mumbai" in hits[0].text
     hits = memory.search("what's my profession?", user_id="u", now=T0 + timedelta(days=1)).hits
     assert hits and "pharmacist" in hits[0].text
+
+
+def test_a_correction_by_contrast_rewrites_the_fact_and_keeps_the_old_text_in_history(memory: Memory) -> None:
+    _say(
+        memory,
+        "My cousin Ines works as a nurse at Guy's Hospital.",
+        "Sorry, wrong one: Ines is at St Thomas', not Guy's.",
+    )
+    facts = [f for f in memory.get_all(user_id="u") if f.kind == "fact"]
+    assert [f.text for f in facts] == ["My cousin Ines works as a nurse at St Thomas'."]
+    old = [h.old_text for h in memory.history(facts[0].id, user_id="u")]
+    assert "My cousin Ines works as a nurse at Guy's Hospital." in old
+    hits = memory.search("where does my cousin work?", user_id="u", now=T0 + timedelta(days=1)).hits
+    assert hits and "St Thomas" in hits[0].text
+
+
+def test_a_move_keeps_the_job_said_with_the_old_city(memory: Memory) -> None:
+    _say(memory, "I'm a midwife in Leeds, mostly night shifts.")
+    memory.add(
+        [{"role": "user", "content": "I don't live in Leeds anymore. We moved to York in May."}],
+        user_id="u",
+        timestamp=T0 + timedelta(days=90),
+    )
+    texts = [f.text for f in memory.get_all(user_id="u") if f.kind == "fact"]
+    assert "I'm a midwife, mostly night shifts." in texts
+    hits = memory.search("what do i do for work?", user_id="u", now=T0 + timedelta(days=91)).hits
+    assert hits and "midwife" in hits[0].text

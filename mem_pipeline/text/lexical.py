@@ -19,6 +19,7 @@ __all__ = [
     "STOPWORDS",
     "as_context",
     "content_words",
+    "has_clause_verb",
     "normalize_text",
     "sparse_doc",
     "sparse_query",
@@ -273,6 +274,23 @@ def sparse_query(text: str) -> tuple[list[int], list[float]]:
     """Sparse vector of a query: each distinct content term once, weight 1."""
     idx = sorted({_term_index(t) for t in content_words(text)})
     return idx, [1.0] * len(idx)
+
+
+# a word that makes a clause of the words around it: a first person, a verb form (not a noun in
+# -ing: "every morning", "the wedding", "something")
+_CLAUSE_VERB = re.compile(
+    r"\b(?:i|we|i['’]m|we['’]re|i['’]ve|i['’]d|am|is|are|was|were|be|been|has|have|had|do|does|did|"
+    r"can|will|would|could|should|may|might|must|\w+ed|(?!(?:\w+th|morn|even|spr|str|k|r|w|wedd|ceil|"
+    r"cloth|pudd|sibl|din)ing\b)\w+ing|lives|works|loves|likes|hates|"
+    r"owns|runs|goes|plays|teaches|studies|says|gets|makes|wants|needs|keeps|got|went|met)\b",
+    re.IGNORECASE,
+)
+
+
+def has_clause_verb(text: str) -> bool:
+    """Whether ``text`` has a first person or a verb form, which makes it a clause rather than a
+    noun phrase ("with my partner and our two cats", "50mg every morning" have none)."""
+    return bool(_CLAUSE_VERB.search(text))
 
 
 def split_sentences(text: str) -> list[str]:

@@ -25,7 +25,7 @@ from ..text.opinion import turns_away
 from ..text.slots import changes, is_attribute, says_ended, slot_of
 from ._weights import DATA, Embeds, read, shipped
 from .categories import category_of
-from .reconcile import has_correction_cue
+from .reconcile import contrasts, has_correction_cue
 
 __all__ = ["MemorableFilter", "exempt", "load_weights"]
 
@@ -53,13 +53,14 @@ def exempt(text: str) -> bool:
     """Whether a rule already knows what ``text`` is about, so that the model is not asked: an
     attribute or a slot ("kosher", "I live in Leeds"), a name given ("His name is Biscuit", "my
     corgi Dubu"), a negation with its "I" dropped ("can't drive"), a change, correction or
-    ending ("Sold the Civic last week", "Small correction, he's at Oakfield"), a number or a
+    ending ("Sold the Civic last week", "Small correction, he's at Oakfield", "Ines is at St
+    Thomas', not Guy's"), a number or a
     date, or a category the word rules name (health, work, relationship)."""
     if is_attribute(text) or slot_of(text) is not None or _SPECIFIC.search(text) or _NAMING.search(text):
         return True
     if _CANNOT.match(text):
         return True
-    if changes(text) or has_correction_cue(text) or says_ended(text) or turns_away(text):
+    if changes(text) or has_correction_cue(text) or contrasts(text) or says_ended(text) or turns_away(text):
         return True
     return category_of(text) in _NAMED
 

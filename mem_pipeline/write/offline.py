@@ -9,7 +9,7 @@ from datetime import datetime
 
 from ..models import ExtractedFact, Message
 from ..text.dates import resolve_relative
-from ..text.lexical import split_sentences, tokens
+from ..text.lexical import has_clause_verb, split_sentences, tokens
 from ..text.opinion import turns_away
 from ..text.phrases import candidate_phrases
 from ..text.slots import says_current
@@ -58,14 +58,6 @@ _OFFER_LEAD = re.compile(
 )
 
 
-# a word that makes a clause of the words before an "and": a first person, a verb form
-_CLAUSE_VERB = re.compile(
-    r"\b(?:i|we|i['’]m|we['’]re|i['’]ve|i['’]d|am|is|are|was|were|be|been|has|have|had|do|does|did|"
-    r"can|will|would|could|should|may|might|must|\w+ed|\w+ing|lives|works|loves|likes|hates|"
-    r"owns|runs|goes|plays|teaches|studies|says|gets|makes|wants|needs|keeps|got|went|met)\b",
-    re.IGNORECASE,
-)
-
 # what the assistant assumes before it proposes ("Since you're vegetarian, how about ..."): its
 # words, not the user's, so a "yes" takes the proposal only
 _PREMISE = re.compile(
@@ -88,7 +80,7 @@ def split_compound(sentence: str) -> list[str]:
     if len(parts) < 2 or any(len(tokens(p)) < 2 for p in parts):
         return [sentence]
     first = _COMPOUND.search(sentence)
-    if first is not None and first.group().strip().lower() == "and" and not _CLAUSE_VERB.search(parts[0]):
+    if first is not None and first.group().strip().lower() == "and" and not has_clause_verb(parts[0]):
         return [sentence]
     # each part with where it starts, so that parts joined again keep the words between them
     starts = [0, *(m.end() for m in _COMPOUND.finditer(sentence))]
@@ -98,7 +90,7 @@ def split_compound(sentence: str) -> list[str]:
         bare = bool(_BARE_VERB.match(p)) and not re.match(r"\s*i\b", sentence, re.I)
         # "living in Dunedin with my partner and our two cats": a part with no verb of its own
         # is a noun phrase of the clause before it, not a fact
-        verbless = not _BARE_VERB.match(p) and not _CLAUSE_VERB.search(p)
+        verbless = not _BARE_VERB.match(p) and not has_clause_verb(p)
         if joined and (
             bare or verbless or _REFERS_BACK.search(p) or (turns_away(joined[-1][1]) and says_current(p))
         ):

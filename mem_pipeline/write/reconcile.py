@@ -47,13 +47,23 @@ from typing import Literal, Protocol
 
 from ..llm import LLMClient, render_prompt
 from ..models import ExtractedFact, ReconcileBatch, StoredFact
-from ..text.lexical import STOPWORDS, content_words, stem
+from ..text.lexical import STOPWORDS, content_words, has_clause_verb, stem
 from ..text.opinion import polarity, turns_away
 from ..text.slots import OVER, PROFESSIONS, Slot, changes, says_current, slot_of, tells_history
 from ..text.smalltalk import FIRST_PERSON
 from ..text.voice import conflicting_specifics, missing_specifics, third_person
 
-__all__ = ["Decision", "LLMReconciler", "Reconciler", "decide", "has_correction_cue", "remainder"]
+__all__ = [
+    "Decision",
+    "LLMReconciler",
+    "Reconciler",
+    "contrasts",
+    "decide",
+    "has_correction_cue",
+    "instead",
+    "remainder",
+    "substituted",
+]
 
 Action = Literal["ADD", "REINFORCE", "UPDATE", "SUPERSEDE", "NOOP"]
 
@@ -160,6 +170,14 @@ def decide(
         word = re.compile(rf"\b{re.escape(name)}\b", re.IGNORECASE)
         for f, sim in neighbours:
             if sim >= 0.3 and word.search(f.text) and not word.search(_after_negation(text, name)):
+                said = instead(text, name)
+                fixed = substituted(f.text, name, said) if said else None
+                if said and fixed:
+                    # "Dev's at Channel 4, not the BBC": the stored fact, with what holds
+                    # instead, is all the correction says (its old text stays in history)
+                    return Decision(
+                        "UPDATE", target=f, text=fixed, reason=f"says {said}, not {name} (cosine {sim:.3f})"
+                    )
                 d = Decision("SUPERSEDE", target=f, reason=f"says not {name} (cosine {sim:.3f})")
                 return _keeping(d, functools.partial(_mentions, word), name)
     related = [(f, s) for f, s in neighbours if s >= related_threshold]
@@ -192,7 +210,11 @@ def decide(
     ]
     if cued and has_correction_cue(text):
         f, s = cued[0]
-        return Decision("SUPERSEDE", target=f, reason=f"correction cue, other specifics (cosine {s:.3f})")
+        d = Decision("SUPERSEDE", target=f, reason=f"correction cue, other specifics (cosine {s:.3f})")
+        # "I don't live in Leeds anymore" after "I'm a midwife in Leeds": the place alone
+        names = _names(text) & _names(f.text)
+        left = len(names) == 1 and _left_place(text, next(iter(names)))
+        return _keeping_rest(d, text, names) if left else d
     if (_CHANGED.search(text) or _ENDED.search(text)) and not tells_history(text):
         me = _person(fact.subject)
         for f, s in neighbours:
@@ -207,10 +229,8 @@ def decide(
                 d = Decision("SUPERSEDE", target=f, reason=f"a change of {said} (cosine {s:.3f})")
                 if polarity(f.text) or polarity(text) or turns_away(text):
                     return d  # a taste is one thing: every clause of it goes with the change
-                # "night shifts" changed; "I drive forklifts at the Daventry depot" still holds (a
-                # clause of three content words or more: "stress at work" was only the why)
-                kept = _keeping(d, functools.partial(_says_any, names or shared))
-                return replace(kept, keep=tuple(k for k in kept.keep if len(content_words(k[2])) >= 3))
+                # "night shifts" changed; "I drive forklifts at the Daventry depot" still holds
+                return _keeping_rest(d, text, names or shared)
     if related:
         return None
     nearest = f"nearest cosine {neighbours[0][1]:.3f}" if neighbours else "no stored fact is similar"
@@ -274,6 +294,52 @@ _CALENDAR = frozenset(
 )
 
 
+_NAME_WORDS = r"(?:the\s+)?[A-Z0-9][\w'’&.-]*(?:\s+[A-Z0-9][\w'’&.-]*){0,3}"
+_PREPOSITION = r"(?:in|at|on|for|with|to|from|by|near)"
+_PREP = rf"(?:{_PREPOSITION}\s+)?"
+_PERSON_WORD = re.compile(r"(?:I|I['’]\w+|We|He|She|It|They|You)\b")
+
+
+def instead(text: str, name: str) -> str | None:
+    """What ``text`` says holds in place of ``name`` when it corrects by contrast (pure): "Dev's
+    at Channel 4, not the BBC" -> "at Channel 4"; "not the 12th but the 14th" -> "the 14th";
+    else None."""
+    neg = rf"not\s+(?:in |at |on |a |an |the )?{re.escape(name)}\b"
+    m = re.search(rf"(?P<a>{_PREP}{_NAME_WORDS}),?\s+{neg}", text) or re.search(
+        rf"{neg},?\s+(?:but\s+)?(?P<a>{_PREP}{_NAME_WORDS})", text
+    )
+    if m is None or re.search(rf"{neg}\s+any ?(?:more|longer)\b", text):
+        return None  # "I'm not at Unilever anymore" says what ended, not what holds instead
+    a = m.group("a").strip()
+    before = text[: m.start("a")].split()
+    if (
+        _PERSON_WORD.match(a)
+        or a.lower() == name.lower()
+        or (before and before[-1][:1].isupper() and m.start("a") == m.start() and a[:1].isupper())
+    ):
+        return None  # "Guus G U U S not Bram": where the name starts is not clear
+    return a
+
+
+def contrasts(text: str) -> bool:
+    """Whether ``text`` corrects by contrast, saying what holds instead of a name ("Ines is at
+    St Thomas', not Guy's")."""
+    return any(instead(text, name) for name in _NEGATED.findall(text))
+
+
+def substituted(text: str, name: str, said: str) -> str | None:
+    """``text`` with ``said`` in place of ``name`` (pure): "My partner Dev works as a sound
+    engineer at the BBC", "BBC", "at Channel 4" -> "... at Channel 4"; None when ``text`` does
+    not name it."""
+    prep = re.match(rf"{_PREPOSITION}\s", said, re.I)
+    if prep:  # the whole place: "at Guy's Hospital" -> "at St Thomas'"
+        where = rf"\b(?i:{_PREPOSITION}\s+(?:the\s+)?{re.escape(name)})(?:['’]s)?\b(?:\s+[A-Z][\w'’-]*)*"
+    else:
+        where = rf"\b(?i:(?:the\s+)?{re.escape(name)})\b"
+    out = re.sub(where, lambda _: said, text, count=1)
+    return None if out == text else out
+
+
 def _after_negation(text: str, name: str) -> str:
     """``text`` without the negated mention of ``name`` (does it also say ``name`` plainly?)."""
     return re.sub(
@@ -288,6 +354,7 @@ def _after_negation(text: str, name: str) -> str:
 # 6 yrs now")
 _CLAUSE = re.compile(r"\s*(?:;|,|\s(?:and|but|while)\s|\s(?=with (?:my|our|his|her|their)\b))\s*", re.I)
 _PLACE = r"(?:in|at|from|near|to)\s+(?:the\s+)?"
+_COMPANY = re.compile(r"with (?:my|our|his|her|their)\b", re.I)
 # a clause that only qualifies the one before it ("near Retiro park", "on the payments team")
 _MODIFIER = re.compile(r"(?:in|at|on|near|from|for|by|to|since|until|after|before|around)\b", re.I)
 
@@ -336,17 +403,29 @@ def remainder(
             clauses[-1] += ", " + c  # "I live in Madrid, near Retiro park": one clause
         elif c:
             clauses.append(c)
-    kept, touched_any = [], False
+    kept, touched_any, dropped = [], False, False
     for clause in clauses:
         if not touched(clause):
-            kept.append(clause)
+            if not (
+                dropped
+                and not has_clause_verb(clause)
+                and not _COMPANY.match(clause)
+                and not polarity(clause)
+            ):
+                kept.append(clause)
+                dropped = False
+            # else "I take sertraline, 50mg every morning": a phrase with no verb of its own
+            # says more of the clause dropped before it, and goes with it (not who one is with:
+            # "I live in Toronto with my wife Priya" after a move still says who Priya is; nor a
+            # liking with its "I'm" dropped: "big fan of steak")
             continue
-        touched_any = True
+        touched_any, dropped = True, True
         place = _WORKPLACE.search(clause) if workplace else None
         if place is not None:
             who = re.match(r"\s*(.+?)\s+(?:is|was|'s)\s", clause[: place.start()])
             said = f"{who.group(1)} is" if who and not FIRST_PERSON.match(who.group(1)) else "I'm"
             kept.append(f"{said} employed " + re.sub(r"^with\b", "at", place.group()))
+            dropped = False
             continue
         if value is not None:
             rest = re.sub(rf"\s*{_PLACE}{re.escape(value)}\b(?:\s+[A-Z][\w'’-]*)*", "", clause, flags=re.I)
@@ -357,6 +436,7 @@ def remainder(
                 and _says_something(rest)
             ):
                 kept.append(rest.strip(" ,"))
+                dropped = False
     kept = [re.sub(r"^with\s+", "", c, flags=re.I) for c in kept if _says_something(c)]
     if not touched_any or not kept:
         return None
@@ -392,6 +472,30 @@ def _keeping(
         if rest is not None:
             keep.append((f.id, f.text, rest))
     return replace(d, keep=tuple(keep)) if keep else d
+
+
+def _left_place(text: str, place: str) -> bool:
+    """Whether ``text`` says one is no longer in ``place`` ("I don't live in Leeds anymore",
+    "no longer based in Leeds", "moved out of Leeds")."""
+    p = re.escape(place)
+    return bool(
+        re.search(rf"(?:\bnot|n['’]t|\bno longer|\bnever)\b(?:\s+\w+){{0,3}}\s+in\s+{p}\b", text, re.I)
+        or re.search(rf"\b(?:moved|relocated)\s+(?:out of|away from|from)\s+{p}\b", text, re.I)
+    )
+
+
+def _keeping_rest(d: Decision, text: str, changed: set[str]) -> Decision:
+    """``d`` (a SUPERSEDE by ``text``, which changes what the words ``changed`` name), keeping
+    the clauses of the replaced fact that name none of them, each of three content words or
+    more ("stress at work" was only the why). "I don't live in Cardiff anymore" after "I'm a
+    physiotherapist in Cardiff": one place changed, and the clause that named it keeps the rest
+    (a place the change itself says one is no longer in; "left Google" takes the job at Google
+    whole, and "the heat in Greece got too much" names Greece without leaving it)."""
+    place = next(iter(changed)) if len(changed) == 1 else None
+    if place is not None and not _left_place(text, place):
+        place = None
+    kept = _keeping(d, functools.partial(_says_any, changed), place)
+    return replace(kept, keep=tuple(k for k in kept.keep if len(content_words(k[2])) >= 3))
 
 
 def _sets(clause: str, family: str) -> bool:
