@@ -37,6 +37,11 @@ SETS = {
         "cassettes/behaviour/heldout2.yaml",
         "eval/results/behaviour_heldout2_llm.json",
     ),
+    "heldout10": (
+        "eval/data/behaviour_heldout10",
+        "cassettes/behaviour/heldout10.yaml",
+        "eval/results/behaviour_heldout10_llm.json",
+    ),
 }
 
 
