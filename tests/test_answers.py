@@ -91,7 +91,7 @@ def test_an_answer_is_stored_and_found(tmp_path: Path) -> None:
 
 
 def test_a_bare_answer_followed_by_statements_is_kept_with_them(tmp_path: Path) -> None:
-    """"Piranesi. Oh and ..." to "What are you reading?": the fragment answers the question,
+    """ "Piranesi. Oh and ..." to "What are you reading?": the fragment answers the question,
     grounded on the question it answers, and the statements after it are read as usual."""
     with Memory(MemoryConfig(path=str(tmp_path / "s"))) as m:
         events = m.add(

@@ -261,6 +261,23 @@ def test_a_phrase_with_no_verb_goes_with_the_clause_a_correction_drops() -> None
     )
 
 
+def test_step_and_in_law_relations_name_whom_a_fact_is_about_and_lead_ins_keep_their_topic() -> None:
+    from mem_pipeline.text.slots import slot_of
+    from mem_pipeline.text.voice import strip_filler
+
+    step = slot_of("My stepmum Aoife is a retired teacher from Galway.")
+    assert step is not None and step.subject == "stepmum aoife"
+    assert category_of("My stepmum Aoife is a retired teacher from Galway.") == Category.RELATIONSHIP
+    law = slot_of("My brother-in-law Sami works as an electrician.")
+    assert law is not None and law.subject.startswith("brother-in-law")
+    assert (
+        strip_filler("Update on the house move: it's now the 30th.") == "The house move: it's now the 30th."
+    )
+    assert strip_filler("Update on me: started a new job.") == "Started a new job."
+    assert strip_filler("Different topic: my cat Momo is 12.") == "My cat Momo is 12."
+    assert strip_filler("Unrelated, but I'm colour-blind.") == "I'm colour-blind."
+
+
 def test_polarity_tells_a_reversed_opinion() -> None:
     from mem_pipeline.text.opinion import polarity
 

@@ -23,6 +23,8 @@ NOW = datetime(2026, 6, 24, 16, tzinfo=timezone.utc)
         (Category.EVENT, "Taking my gran for afternoon tea at the Ritz on Sunday", Category.PLAN),
         (Category.EVENT, "My mum is flying in from Durban on the 3rd", Category.PLAN),
         (Category.EVENT, "We'll be in Lisbon next week", Category.PLAN),
+        # a weekday said as "last Saturday" is written with its date: the date says it is past
+        (Category.PLAN, "Passed my karate brown belt grading on Saturday 20 June 2026!", Category.EVENT),
         # left as they are
         (Category.PLAN, "My flight to Rome is on 3 July 2026", Category.PLAN),  # ahead
         (Category.PLAN, "The boiler service is booked for the 3rd of April", Category.PLAN),  # no year

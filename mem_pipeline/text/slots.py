@@ -175,6 +175,9 @@ _NOT_EMPLOYMENT = re.compile(
     re.I,
 )
 _KIN = (
+    # step- and in-law relations first: "my stepdad Gareth" is about Gareth, not the user
+    r"(?:step-?)(?:dad|mum|mom|father|mother|son|daughter|brother|sister)|"
+    r"(?:mother|father|sister|brother|son|daughter)-in-law|"
     r"sister|brother|mother|mom|mum|father|dad|son|daughter|wife|husband|partner|girlfriend|boyfriend|"
     r"friend|best friend|cousin|aunt|uncle|grandmother|grandfather|grandma|grandpa|grandad|granddad|"
     r"granny|nan|nana|niece|nephew|"

@@ -216,7 +216,8 @@ def in_person(text: str, subject: str) -> str:
 _FILLER = re.compile(
     r"^(?:(?:oh|ok(?:ay)?|well|so|also|and|but|anyway|btw|by the way|fyi|actually|just so you know|"
     r"for the record|just fyi|as i said|i told you|remember|you know what|guess what|fun fact|"
-    r"to be honest|honestly|tbh|hey|hi|hello|yeah|yes|no need|no thanks|no thank you|nah|no|nope)\b"
+    r"to be honest|honestly|tbh|hey|hi|hello|yeah|yes|no need|no thanks|no thank you|nah|no|nope|"
+    r"unrelated|on (?:a|an)other note|different topic|side note|changing the subject|heads up)\b"
     r"[\s,;:!.-]*)+",
     re.IGNORECASE,
 )
@@ -234,11 +235,26 @@ _TRAILING_FILLER = re.compile(
 )
 
 
+# a lead-in that names what the news is about ("Update on Yasmin's wedding: it's now on the 5th
+# of September"): the topic stays, as what the rest is about
+_TOPIC_LEAD = re.compile(
+    r"^\s*(?:(?:a |an |quick |small |big )*)(?:update|news)\s+(?:on|about|re)\s+"
+    r"(?!(?:me|my end|things|that|this|everything|stuff)\b)(?P<topic>[^:]{2,40}):\s+",
+    re.IGNORECASE,
+)
+
+
 def strip_filler(text: str) -> str:
     """``text`` without the discourse words it opens or ends with ("Actually, ", "Just so you
-    know, ", "Oh and by the way ", "... btw", "For context: "), which say how something is
-    said, not what; the first letter is capitalised again."""
-    out = _TRAILING_FILLER.sub("", _FILLER.sub("", _LEAD_IN.sub("", text))).strip()
+    know, ", "Oh and by the way ", "... btw", "For context: ", "Unrelated, but "), which say how
+    something is said, not what; the first letter is capitalised again. A lead-in that names
+    its topic keeps it ("Update on Yasmin's wedding: ..." -> "Yasmin's wedding: ...")."""
+    topic = _TOPIC_LEAD.match(text)
+    if topic is not None:
+        text = topic.group("topic").strip() + ": " + text[topic.end() :]
+    else:
+        text = _LEAD_IN.sub("", text)
+    out = _TRAILING_FILLER.sub("", _FILLER.sub("", text)).strip()
     return (out[:1].upper() + out[1:]) if out else text
 
 

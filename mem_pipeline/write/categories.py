@@ -64,7 +64,7 @@ _WORKS_AS = re.compile(
 _KIN = (
     r"wife|husband|partner|girlfriend|boyfriend|son|daughter|mother|father|parent|mom|mum|dad|sister|"
     r"brother|twin|cousin|aunt|uncle|niece|nephew|in-law|colleague|neighbou?r|roommate|flatmate|"
-    r"stepson|stepdaughter"
+    r"stepson|stepdaughter|stepdad|stepmum|stepmom|stepfather|stepmother|stepbrother|stepsister"
 )
 
 # Category rules: the first rule whose pattern matches wins. Transparent on purpose.
@@ -214,7 +214,9 @@ _AHEAD = re.compile(
     r"\b(?:will|won['’]t|going to|gonna|tomorrow|tonight|upcoming|next (?:week|weekend|month|year|time|"
     r"(?:mon|tues|wednes|thurs|fri|satur|sun)day)|this (?:coming )?(?:week|weekend|month|"
     r"(?:mon|tues|wednes|thurs|fri|satur|sun)day)|booked (?:for|in)|scheduled for|is due|due (?:on|in)|"
-    r"on (?:mon|tues|wednes|thurs|fri|satur|sun)day)\b|\w['’]ll\b|"
+    # "on Saturday", but not a day written with its date ("on Saturday 14 March 2026", as a
+    # relative day said is rewritten): whether that is ahead is the date's to say
+    r"on (?:mon|tues|wednes|thurs|fri|satur|sun)day)\b(?! \d{1,2} [A-Za-z]+ (?:19|20)\d\d)|\w['’]ll\b|"
     r"\b(?:am|is|are|['’]m|['’]re|['’]s)\s+(?:\w+ing)\s+(?:in|from|to|on|for|over|out|up|down|back)\b",
     re.IGNORECASE,
 )
