@@ -278,6 +278,20 @@ def test_step_and_in_law_relations_name_whom_a_fact_is_about_and_lead_ins_keep_t
     assert strip_filler("Unrelated, but I'm colour-blind.") == "I'm colour-blind."
 
 
+def test_a_bare_no_is_small_talk_but_what_one_has_none_of_is_a_statement() -> None:
+    from mem_pipeline.text.smalltalk import is_small_talk, is_statement
+    from mem_pipeline.text.voice import strip_filler
+
+    for said in ("nah, not this year haha", "Not yet.", "nope, not really", "No idea.", "No problem!"):
+        assert is_small_talk(said), said
+    for said in ("No pets.", "No siblings either.", "Not vegetarian anymore."):
+        assert is_statement(said) and not is_small_talk(said), said
+    # a "no" that negates what follows is no filler: stripping it would store the opposite
+    assert strip_filler("No onions in anything pls") == "No onions in anything pls"
+    assert strip_filler("Nope, I live in Derby.") == "I live in Derby."
+    assert strip_filler("nah I'm fine with trains") == "I'm fine with trains"
+
+
 def test_polarity_tells_a_reversed_opinion() -> None:
     from mem_pipeline.text.opinion import polarity
 

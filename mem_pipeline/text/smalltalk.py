@@ -72,6 +72,21 @@ _EXCHANGE = re.compile(
     r"so+ much has happened|scratch that|my (?:mistake|bad))\b",
     re.IGNORECASE,
 )
+# a "no" to the assistant's question, with nothing of its own: "nah, not this year haha", "Not
+# yet.", "nope, not really"
+_DECLINE = re.compile(
+    r"^\s*(?:nah+|nope|no+|not)\b"
+    r"(?:[\s,.!]+(?:not|yet|really|this|that|one|year|time|week|month|at|all|the|moment|right|now|"
+    r"sadly|unfortunately|tbh|haha+|lol|hah|:\)|:\())*[\s,.!]*$",
+    re.IGNORECASE,
+)
+# what one has none of, said bare: "No kids.", "No allergies either." (not "No problem", "No idea")
+_NONE_OF = re.compile(
+    r"^\s*no (?!(?:problem|idea|way|rush|clue|thanks|worries|need|pressure|biggie|probs?|comment|chance|"
+    r"doubt|kidding|joke|offen[cs]e|sweat|luck|time|one|body|thing|reason|matter|longer|more|less|"
+    r"sorry|wonder)\b)[a-z-]{3,}(?: (?:either|yet|at all))?[\s.!]*$",
+    re.IGNORECASE,
+)
 # a reaction to the assistant's explanation: an interjection, then "ok", "now", "so", "I see"
 _UNDERSTOOD = re.compile(r"^\s*(?:ah+|oh+|aha|ohh)\b[\s,!.]*(?:ok(?:ay)?|now|so|i see|right|got it)\b", re.I)
 # a remark that something stayed as it was, with no verb and nothing of its own: "Same job
@@ -137,11 +152,14 @@ def is_statement(sentence: str) -> bool:
         return False
     if _SAME.match(s):  # "Same job though.": what did not change, said of what was said before
         return False
+    if _DECLINE.match(s):  # "nah, not this year haha": a "no" that says nothing more
+        return False
     if _TRANSIENT.search(s) and len(words) <= 8:
         return False
     if not content_words(s):
         return False
     if FIRST_PERSON.search(s):
         return len(words) >= 2
-    # a bare attribute said in passing ("pescatarian btw", "vegan", "non-smoker") is a statement
-    return len(words) >= 3 or is_attribute(s)
+    # a bare attribute said in passing ("pescatarian btw", "vegan", "non-smoker") is a statement,
+    # and so is what one has none of ("No kids.", "No allergies.")
+    return len(words) >= 3 or is_attribute(s) or bool(_NONE_OF.match(s))

@@ -216,7 +216,9 @@ def in_person(text: str, subject: str) -> str:
 _FILLER = re.compile(
     r"^(?:(?:oh|ok(?:ay)?|well|so|also|and|but|anyway|btw|by the way|fyi|actually|just so you know|"
     r"for the record|just fyi|as i said|i told you|remember|you know what|guess what|fun fact|"
-    r"to be honest|honestly|tbh|hey|hi|hello|yeah|yes|no need|no thanks|no thank you|nah|no|nope|"
+    r"to be honest|honestly|tbh|hey|hi|hello|yeah|yes|no need|no thanks|no thank you|"
+    # a "no" that answers, not one that says what one has none of ("No kids.")
+    r"(?:nah|no|nope)(?=\s*[,;:!.-]|\s*$|\s+(?:i|i['’]m|i['’]ve|we|we['’]re|it['’]s|that['’]s|not|just)\b)|"
     r"unrelated|on (?:a|an)other note|different topic|side note|changing the subject|heads up)\b"
     r"[\s,;:!.-]*)+",
     re.IGNORECASE,
