@@ -188,13 +188,13 @@ def test_remainder_keeps_the_clauses_a_correction_does_not_touch() -> None:
     import functools
     import re
 
-    from mem_pipeline.write.reconcile import _sets, remainder
+    from mem_pipeline.write.clauses import remainder, sets
 
     def age(c: str) -> bool:
-        return _sets(c, "age")
+        return sets(c, "age")
 
     def residence(c: str) -> bool:
-        return _sets(c, "residence")
+        return sets(c, "residence")
 
     assert (
         remainder("I'm 43 and just started learning to skateboard.", age)
@@ -203,7 +203,7 @@ def test_remainder_keeps_the_clauses_a_correction_does_not_touch() -> None:
     assert remainder("I live in Toronto with my wife Priya.", residence) == "My wife Priya."
     assert remainder("I live in Madrid, near Retiro park.", residence) is None  # one clause: replaced whole
     assert remainder("I live in Lisbon.", residence) is None
-    work = functools.partial(_sets, family="work")
+    work = functools.partial(sets, family="work")
     assert (
         remainder("I'm a junior developer at Spotify, on the payments team.", work, workplace=True)
         == "I'm employed at Spotify, on the payments team."
@@ -224,7 +224,7 @@ def test_remainder_keeps_the_clauses_a_correction_does_not_touch() -> None:
 
 
 def test_what_a_correction_by_contrast_says_holds_instead() -> None:
-    from mem_pipeline.write.reconcile import instead, substituted
+    from mem_pipeline.write.clauses import instead, substituted
 
     assert instead("Oops: Mira teaches at Leith Academy, not Portobello High.", "Portobello") == (
         "at Leith Academy"
@@ -245,7 +245,7 @@ def test_a_phrase_with_no_verb_goes_with_the_clause_a_correction_drops() -> None
     import re
 
     from mem_pipeline.text.lexical import has_clause_verb
-    from mem_pipeline.write.reconcile import remainder
+    from mem_pipeline.write.clauses import remainder
 
     assert not has_clause_verb("20mg every evening") and has_clause_verb("swimming twice a week")
     lithium = re.compile(r"\blithium\b", re.I)
@@ -704,7 +704,7 @@ def test_a_slip_of_ones_own_replaces_what_it_corrects_and_the_rest_keeps_its_per
 
     from mem_pipeline import Memory, MemoryConfig
     from mem_pipeline.text.smalltalk import is_statement
-    from mem_pipeline.write.reconcile import remainder
+    from mem_pipeline.write.clauses import remainder
 
     kept = remainder(
         "My mother-in-law Ngozi lands at Heathrow on 9 January, she's staying with us for three weeks.",

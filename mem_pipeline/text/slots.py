@@ -25,6 +25,7 @@ __all__ = [
     "OVER",
     "PROFESSIONS",
     "SINGLE_VALUED",
+    "STEP_KIN",
     "Slot",
     "asked_slot",
     "asks_now",
@@ -174,9 +175,12 @@ _NOT_EMPLOYMENT = re.compile(
     r"mak(?:e|es|ing) (?:it|this|that|things) work)\b",
     re.I,
 )
+#: Step-relations ("my stepdad Gareth" is about Gareth, not the user), for every rule that
+#: names kin.
+STEP_KIN = r"step-?(?:dad|mum|mom|father|mother|son|daughter|brother|sister)"
 _KIN = (
-    # step- and in-law relations first: "my stepdad Gareth" is about Gareth, not the user
-    r"(?:step-?)(?:dad|mum|mom|father|mother|son|daughter|brother|sister)|"
+    # step- and in-law relations first
+    rf"{STEP_KIN}|"
     r"(?:mother|father|sister|brother|son|daughter)-in-law|"
     r"sister|brother|mother|mom|mum|father|dad|son|daughter|wife|husband|partner|girlfriend|boyfriend|"
     r"friend|best friend|cousin|aunt|uncle|grandmother|grandfather|grandma|grandpa|grandad|granddad|"

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..models import Category
 from ..text.dates import date_ranges
-from ..text.slots import PROFESSIONS, slot_of
+from ..text.slots import PROFESSIONS, STEP_KIN, slot_of
 from ._weights import DATA, Embeds, shipped
 
 __all__ = [
@@ -64,7 +64,7 @@ _WORKS_AS = re.compile(
 _KIN = (
     r"wife|husband|partner|girlfriend|boyfriend|son|daughter|mother|father|parent|mom|mum|dad|sister|"
     r"brother|twin|cousin|aunt|uncle|niece|nephew|in-law|colleague|neighbou?r|roommate|flatmate|"
-    r"stepson|stepdaughter|stepdad|stepmum|stepmom|stepfather|stepmother|stepbrother|stepsister"
+    rf"{STEP_KIN}"
 )
 
 # Category rules: the first rule whose pattern matches wins. Transparent on purpose.

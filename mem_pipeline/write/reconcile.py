@@ -12,7 +12,9 @@ The rules, in order (:func:`decide`; each decision says which rule made it):
    the reason); another value SUPERSEDEs the slot's facts when the slot holds one value at a
    time (where one lives, one's diet) or the statement says it changed ("now", "switched").
 3. **A negated specific**: "She's in Nantes, not Rennes", "I'm 34 not 43" SUPERSEDE the stored
-   fact that says the negated name or number.
+   fact that says the negated name or number; where the stored fact can say what holds instead
+   ("Dev's at Channel 4, not the BBC" after "... works as a sound engineer at the BBC"), it is
+   UPDATEd to say it (``write.clauses``).
 4. **Related** (cosine >= ``related_threshold``) with a correction cue ("actually", "moved",
    "no longer"...): SUPERSEDE the nearest related fact.
 5. **A change of the same thing**: a statement that says something changed or ended ("these
@@ -47,11 +49,11 @@ from typing import Literal, Protocol
 
 from ..llm import LLMClient, render_prompt
 from ..models import ExtractedFact, ReconcileBatch, StoredFact
-from ..text.lexical import STOPWORDS, content_words, has_clause_verb, stem
+from ..text.lexical import STOPWORDS, content_words, stem
 from ..text.opinion import polarity, turns_away
 from ..text.slots import OVER, PROFESSIONS, Slot, changes, says_current, slot_of, tells_history
-from ..text.smalltalk import FIRST_PERSON
 from ..text.voice import conflicting_specifics, missing_specifics, third_person
+from .clauses import WORKPLACE, instead, left_place, remainder, sets, substituted
 
 __all__ = [
     "Decision",
@@ -60,9 +62,6 @@ __all__ = [
     "contrasts",
     "decide",
     "has_correction_cue",
-    "instead",
-    "remainder",
-    "substituted",
 ]
 
 Action = Literal["ADD", "REINFORCE", "UPDATE", "SUPERSEDE", "NOOP"]
@@ -158,14 +157,14 @@ def decide(
                 # "I no longer eat meat" ends "big fan of steak" too, which no rule can tell; and
                 # every clause of how one wants answers ("short, bullet points") is about them
                 return d
-            if slot.family == "work" and _TITLE.search(text) and not _WORKPLACE.search(text):
+            if slot.family == "work" and _TITLE.search(text) and not WORKPLACE.search(text):
                 # "I'm a senior developer now" after "I'm a junior developer at Spotify": a new
                 # title, the same employer ("Got promoted")
-                return _keeping(d, lambda clause: _sets(clause, slot.family), workplace=True)
+                return _keeping(d, lambda clause: sets(clause, slot.family), workplace=True)
             if slot.family == "diet" and _NO_ANIMAL.search(text):
                 # "went vegetarian" ends "big fan of steak" too
-                return _keeping(d, lambda clause: _sets(clause, "diet") or bool(_ANIMAL_FOOD.search(clause)))
-            return _keeping(d, lambda clause: _sets(clause, slot.family))
+                return _keeping(d, lambda clause: sets(clause, "diet") or bool(_ANIMAL_FOOD.search(clause)))
+            return _keeping(d, lambda clause: sets(clause, slot.family))
     for name in [*_NEGATED.findall(text), *_NOT_ANYMORE.findall(text)]:
         word = re.compile(rf"\b{re.escape(name)}\b", re.IGNORECASE)
         for f, sim in neighbours:
@@ -213,7 +212,7 @@ def decide(
         d = Decision("SUPERSEDE", target=f, reason=f"correction cue, other specifics (cosine {s:.3f})")
         # "I don't live in Leeds anymore" after "I'm a midwife in Leeds": the place alone
         names = _names(text) & _names(f.text)
-        left = len(names) == 1 and _left_place(text, next(iter(names)))
+        left = len(names) == 1 and left_place(text, next(iter(names)))
         return _keeping_rest(d, text, names) if left else d
     if (_CHANGED.search(text) or _ENDED.search(text)) and not tells_history(text):
         me = _person(fact.subject)
@@ -294,50 +293,10 @@ _CALENDAR = frozenset(
 )
 
 
-_NAME_WORDS = r"(?:the\s+)?[A-Z0-9][\w'’&.-]*(?:\s+[A-Z0-9][\w'’&.-]*){0,3}"
-_PREPOSITION = r"(?:in|at|on|for|with|to|from|by|near)"
-_PREP = rf"(?:{_PREPOSITION}\s+)?"
-_PERSON_WORD = re.compile(r"(?:I|I['’]\w+|We|He|She|It|They|You)\b")
-
-
-def instead(text: str, name: str) -> str | None:
-    """What ``text`` says holds in place of ``name`` when it corrects by contrast (pure): "Dev's
-    at Channel 4, not the BBC" -> "at Channel 4"; "not the 12th but the 14th" -> "the 14th";
-    else None."""
-    neg = rf"not\s+(?:in |at |on |a |an |the )?{re.escape(name)}\b"
-    m = re.search(rf"(?P<a>{_PREP}{_NAME_WORDS}),?\s+{neg}", text) or re.search(
-        rf"{neg},?\s+(?:but\s+)?(?P<a>{_PREP}{_NAME_WORDS})", text
-    )
-    if m is None or re.search(rf"{neg}\s+any ?(?:more|longer)\b", text):
-        return None  # "I'm not at Unilever anymore" says what ended, not what holds instead
-    a = m.group("a").strip()
-    before = text[: m.start("a")].split()
-    if (
-        _PERSON_WORD.match(a)
-        or a.lower() == name.lower()
-        or (before and before[-1][:1].isupper() and m.start("a") == m.start() and a[:1].isupper())
-    ):
-        return None  # "Guus G U U S not Bram": where the name starts is not clear
-    return a
-
-
 def contrasts(text: str) -> bool:
     """Whether ``text`` corrects by contrast, saying what holds instead of a name ("Ines is at
     St Thomas', not Guy's")."""
     return any(instead(text, name) for name in _NEGATED.findall(text))
-
-
-def substituted(text: str, name: str, said: str) -> str | None:
-    """``text`` with ``said`` in place of ``name`` (pure): "My partner Dev works as a sound
-    engineer at the BBC", "BBC", "at Channel 4" -> "... at Channel 4"; None when ``text`` does
-    not name it."""
-    prep = re.match(rf"{_PREPOSITION}\s", said, re.I)
-    if prep:  # the whole place: "at Guy's Hospital" -> "at St Thomas'"
-        where = rf"\b(?i:{_PREPOSITION}\s+(?:the\s+)?{re.escape(name)})(?:['’]s)?\b(?:\s+[A-Z][\w'’-]*)*"
-    else:
-        where = rf"\b(?i:(?:the\s+)?{re.escape(name)})\b"
-    out = re.sub(where, lambda _: said, text, count=1)
-    return None if out == text else out
 
 
 def _after_negation(text: str, name: str) -> str:
@@ -349,100 +308,10 @@ def _after_negation(text: str, name: str) -> str:
     )
 
 
-# where a stored fact splits into clauses that stand alone ("I'm 43 and just started learning to
-# skateboard", "I live in Toronto with my wife Priya", "i'm a pharmacist in pune, been doing it
-# 6 yrs now")
-_CLAUSE = re.compile(r"\s*(?:;|,|\s(?:and|but|while)\s|\s(?=with (?:my|our|his|her|their)\b))\s*", re.I)
-_PLACE = r"(?:in|at|from|near|to)\s+(?:the\s+)?"
-_COMPANY = re.compile(r"with (?:my|our|his|her|their)\b", re.I)
-# a clause that only qualifies the one before it ("near Retiro park", "on the payments team")
-_MODIFIER = re.compile(r"(?:in|at|on|near|from|for|by|to|since|until|after|before|around)\b", re.I)
-
-
 #: A job title said of oneself ("I'm a senior developer", "I am the lead nurse").
 _TITLE = re.compile(
     rf"\b(?:i['’]?m|i am|the user is) (?:an?|the) (?:[\w-]+ ){{0,2}}(?:{PROFESSIONS})\b", re.I
 )
-#: Where one works, as a named place and what qualifies it ("at Spotify, on the payments team").
-_WORKPLACE = re.compile(r"\b(?:at|for|with) (?:the )?[A-Z][\w&'’.-]*(?: [A-Z][\w&'’.-]*)*.*$")
-
-
-#: who a clause is about when it opens on a relation by name ("My mother-in-law Ngozi", "Our
-#: son Kwame", "Ana's sister Rosa")
-_NAMED_SUBJECT = re.compile(r"^(?:[Mm]y|[Oo]ur|[A-Z][a-z]+['’]s) [\w-]+(?: [\w-]+)? [A-Z][a-z]+\b")
-_PRONOUN = re.compile(r"^(?:(she|he)(?:['’]s\b| is\b)|(she|he)\b)", re.IGNORECASE)
-
-
-def _named(clause: str, first: str) -> str:
-    """``clause`` with a leading "she"/"he" put back as the person the fact's first clause
-    named: what a correction leaves of "My mother-in-law Ngozi lands on 9 January, she's
-    staying three weeks" is "My mother-in-law Ngozi is staying three weeks", not "She's ..."."""
-    who = _NAMED_SUBJECT.match(first)
-    pronoun = _PRONOUN.match(clause)
-    if who is None or pronoun is None or who.group() == first.strip():
-        return clause
-    verb = " is" if pronoun.group(1) else ""
-    return who.group() + verb + clause[pronoun.end() :]
-
-
-def remainder(
-    text: str, touched: Callable[[str], bool], value: str | None = None, *, workplace: bool = False
-) -> str | None:
-    """What a stored fact still says once the clauses a correction ``touched`` are taken out
-    (pure): "I'm 43 and just started learning to skateboard" corrected to 34 keeps "Just started
-    learning to skateboard". With the corrected ``value`` (a name a statement negates: "not in
-    pune anymore"), a touched clause keeps what it says without the place phrase ("i'm a
-    pharmacist in pune" -> "i'm a pharmacist"). None when nothing is left that says something
-    (two content words, or one in the first person), or nothing was touched: the fact is
-    replaced whole. With ``workplace`` (a new job title that names no employer), a touched
-    clause keeps where it says one works: "I'm a junior developer at Spotify, on the payments
-    team" -> "I'm employed at Spotify, on the payments team"."""
-    clauses: list[str] = []
-    for c in (c.strip(" ,;.") for c in _CLAUSE.split(text)):
-        if c and clauses and _MODIFIER.match(c):
-            clauses[-1] += ", " + c  # "I live in Madrid, near Retiro park": one clause
-        elif c:
-            clauses.append(c)
-    kept, touched_any, dropped = [], False, False
-    for clause in clauses:
-        if not touched(clause):
-            if not (
-                dropped
-                and not has_clause_verb(clause)
-                and not _COMPANY.match(clause)
-                and not polarity(clause)
-            ):
-                kept.append(clause)
-                dropped = False
-            # else "I take sertraline, 50mg every morning": a phrase with no verb of its own
-            # says more of the clause dropped before it, and goes with it (not who one is with:
-            # "I live in Toronto with my wife Priya" after a move still says who Priya is; nor a
-            # liking with its "I'm" dropped: "big fan of steak")
-            continue
-        touched_any, dropped = True, True
-        place = _WORKPLACE.search(clause) if workplace else None
-        if place is not None:
-            who = re.match(r"\s*(.+?)\s+(?:is|was|'s)\s", clause[: place.start()])
-            said = f"{who.group(1)} is" if who and not FIRST_PERSON.match(who.group(1)) else "I'm"
-            kept.append(f"{said} employed " + re.sub(r"^with\b", "at", place.group()))
-            dropped = False
-            continue
-        if value is not None:
-            rest = re.sub(rf"\s*{_PLACE}{re.escape(value)}\b(?:\s+[A-Z][\w'’-]*)*", "", clause, flags=re.I)
-            if (
-                rest != clause
-                and not touched(rest)
-                and not _sets(rest, "residence")
-                and _says_something(rest)
-            ):
-                kept.append(rest.strip(" ,"))
-                dropped = False
-    kept = [re.sub(r"^with\s+", "", c, flags=re.I) for c in kept if _says_something(c)]
-    if not touched_any or not kept:
-        return None
-    kept[0] = _named(kept[0], clauses[0])
-    out = ", ".join(kept)
-    return out[:1].upper() + out[1:] + ("" if out.endswith((".", "!")) else ".")
 
 
 def _mentions(word: re.Pattern[str], clause: str) -> bool:
@@ -452,12 +321,6 @@ def _mentions(word: re.Pattern[str], clause: str) -> bool:
 def _says_any(words: set[str], clause: str) -> bool:
     """Whether ``clause`` names one of ``words`` (topic stems or names)."""
     return bool((_topic(clause) | _names(clause)) & words)
-
-
-def _says_something(clause: str) -> bool:
-    """Two content words, or one said in the first person ("I'm a pharmacist")."""
-    words = content_words(clause)
-    return len(words) >= 2 or (len(words) == 1 and bool(FIRST_PERSON.search(clause)))
 
 
 def _keeping(
@@ -474,16 +337,6 @@ def _keeping(
     return replace(d, keep=tuple(keep)) if keep else d
 
 
-def _left_place(text: str, place: str) -> bool:
-    """Whether ``text`` says one is no longer in ``place`` ("I don't live in Leeds anymore",
-    "no longer based in Leeds", "moved out of Leeds")."""
-    p = re.escape(place)
-    return bool(
-        re.search(rf"(?:\bnot|n['’]t|\bno longer|\bnever)\b(?:\s+\w+){{0,3}}\s+in\s+{p}\b", text, re.I)
-        or re.search(rf"\b(?:moved|relocated)\s+(?:out of|away from|from)\s+{p}\b", text, re.I)
-    )
-
-
 def _keeping_rest(d: Decision, text: str, changed: set[str]) -> Decision:
     """``d`` (a SUPERSEDE by ``text``, which changes what the words ``changed`` name), keeping
     the clauses of the replaced fact that name none of them, each of three content words or
@@ -492,15 +345,10 @@ def _keeping_rest(d: Decision, text: str, changed: set[str]) -> Decision:
     (a place the change itself says one is no longer in; "left Google" takes the job at Google
     whole, and "the heat in Greece got too much" names Greece without leaving it)."""
     place = next(iter(changed)) if len(changed) == 1 else None
-    if place is not None and not _left_place(text, place):
+    if place is not None and not left_place(text, place):
         place = None
     kept = _keeping(d, functools.partial(_says_any, changed), place)
     return replace(kept, keep=tuple(k for k in kept.keep if len(content_words(k[2])) >= 3))
-
-
-def _sets(clause: str, family: str) -> bool:
-    found = slot_of(clause)
-    return found is not None and found.family == family
 
 
 def _by_slot(fact: ExtractedFact, slot: Slot, in_slot: Sequence[tuple[StoredFact, Slot]]) -> Decision | None:

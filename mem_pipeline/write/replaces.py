@@ -30,8 +30,9 @@ from ..models import ExtractedFact, StoredFact
 from ..text.opinion import polarity, turns_away
 from ..text.slots import changes, says_current, says_ended, slot_of, tells_history
 from ._weights import DATA, Embeds, shipped
+from .clauses import remainder
 from .ground import puts_off
-from .reconcile import Decision, _names, _person, _topic, has_correction_cue, remainder
+from .reconcile import Decision, _names, _person, _topic, has_correction_cue
 
 __all__ = ["ReplaceModel", "pair_features", "related_features", "rule_features", "words"]
 

@@ -1,0 +1,165 @@
+"""What a correction leaves of a stored fact, and what it puts in its place: rules on the
+clauses of one sentence (pure). ``write.reconcile`` decides that a fact is corrected; these say
+which of its clauses still hold (:func:`remainder`), what a correction by contrast says holds
+instead (:func:`instead`, :func:`substituted`), and whether a change leaves a place
+(:func:`left_place`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from ..text.lexical import content_words, has_clause_verb
+from ..text.opinion import polarity
+from ..text.slots import slot_of
+from ..text.smalltalk import FIRST_PERSON
+
+__all__ = ["WORKPLACE", "instead", "left_place", "remainder", "sets", "substituted"]
+
+_NAME_WORDS = r"(?:the\s+)?[A-Z0-9][\w'’&.-]*(?:\s+[A-Z0-9][\w'’&.-]*){0,3}"
+_PREPOSITION = r"(?:in|at|on|for|with|to|from|by|near)"
+_PREP = rf"(?:{_PREPOSITION}\s+)?"
+_PERSON_WORD = re.compile(r"(?:I|I['’]\w+|We|He|She|It|They|You)\b")
+
+
+def instead(text: str, name: str) -> str | None:
+    """What ``text`` says holds in place of ``name`` when it corrects by contrast (pure): "Dev's
+    at Channel 4, not the BBC" -> "at Channel 4"; "not the 12th but the 14th" -> "the 14th";
+    else None."""
+    neg = rf"not\s+(?:in |at |on |a |an |the )?{re.escape(name)}\b"
+    m = re.search(rf"(?P<a>{_PREP}{_NAME_WORDS}),?\s+{neg}", text) or re.search(
+        rf"{neg},?\s+(?:but\s+)?(?P<a>{_PREP}{_NAME_WORDS})", text
+    )
+    if m is None or re.search(rf"{neg}\s+any ?(?:more|longer)\b", text):
+        return None  # "I'm not at Unilever anymore" says what ended, not what holds instead
+    a = m.group("a").strip()
+    before = text[: m.start("a")].split()
+    if (
+        _PERSON_WORD.match(a)
+        or a.lower() == name.lower()
+        or (before and before[-1][:1].isupper() and m.start("a") == m.start() and a[:1].isupper())
+    ):
+        return None  # "Guus G U U S not Bram": where the name starts is not clear
+    return a
+
+
+def substituted(text: str, name: str, said: str) -> str | None:
+    """``text`` with ``said`` in place of ``name`` (pure): "My partner Dev works as a sound
+    engineer at the BBC", "BBC", "at Channel 4" -> "... at Channel 4"; None when ``text`` does
+    not name it."""
+    prep = re.match(rf"{_PREPOSITION}\s", said, re.I)
+    if prep:  # the whole place: "at Guy's Hospital" -> "at St Thomas'"
+        where = rf"\b(?i:{_PREPOSITION}\s+(?:the\s+)?{re.escape(name)})(?:['’]s)?\b(?:\s+[A-Z][\w'’-]*)*"
+    else:
+        where = rf"\b(?i:(?:the\s+)?{re.escape(name)})\b"
+    out = re.sub(where, lambda _: said, text, count=1)
+    return None if out == text else out
+
+
+# where a stored fact splits into clauses that stand alone ("I'm 43 and just started learning to
+# skateboard", "I live in Toronto with my wife Priya", "i'm a pharmacist in pune, been doing it
+# 6 yrs now")
+_CLAUSE = re.compile(r"\s*(?:;|,|\s(?:and|but|while)\s|\s(?=with (?:my|our|his|her|their)\b))\s*", re.I)
+_PLACE = r"(?:in|at|from|near|to)\s+(?:the\s+)?"
+_COMPANY = re.compile(r"with (?:my|our|his|her|their)\b", re.I)
+# a clause that only qualifies the one before it ("near Retiro park", "on the payments team")
+_MODIFIER = re.compile(r"(?:in|at|on|near|from|for|by|to|since|until|after|before|around)\b", re.I)
+
+
+#: Where one works, as a named place and what qualifies it ("at Spotify, on the payments team").
+WORKPLACE = re.compile(r"\b(?:at|for|with) (?:the )?[A-Z][\w&'’.-]*(?: [A-Z][\w&'’.-]*)*.*$")
+
+
+#: who a clause is about when it opens on a relation by name ("My mother-in-law Ngozi", "Our
+#: son Kwame", "Ana's sister Rosa")
+_NAMED_SUBJECT = re.compile(r"^(?:[Mm]y|[Oo]ur|[A-Z][a-z]+['’]s) [\w-]+(?: [\w-]+)? [A-Z][a-z]+\b")
+_PRONOUN = re.compile(r"^(?:(she|he)(?:['’]s\b| is\b)|(she|he)\b)", re.IGNORECASE)
+
+
+def _named(clause: str, first: str) -> str:
+    """``clause`` with a leading "she"/"he" put back as the person the fact's first clause
+    named: what a correction leaves of "My mother-in-law Ngozi lands on 9 January, she's
+    staying three weeks" is "My mother-in-law Ngozi is staying three weeks", not "She's ..."."""
+    who = _NAMED_SUBJECT.match(first)
+    pronoun = _PRONOUN.match(clause)
+    if who is None or pronoun is None or who.group() == first.strip():
+        return clause
+    verb = " is" if pronoun.group(1) else ""
+    return who.group() + verb + clause[pronoun.end() :]
+
+
+def remainder(
+    text: str, touched: Callable[[str], bool], value: str | None = None, *, workplace: bool = False
+) -> str | None:
+    """What a stored fact still says once the clauses a correction ``touched`` are taken out
+    (pure): "I'm 43 and just started learning to skateboard" corrected to 34 keeps "Just started
+    learning to skateboard". With the corrected ``value`` (a name a statement negates: "not in
+    pune anymore"), a touched clause keeps what it says without the place phrase ("i'm a
+    pharmacist in pune" -> "i'm a pharmacist"). None when nothing is left that says something
+    (two content words, or one in the first person), or nothing was touched: the fact is
+    replaced whole. With ``workplace`` (a new job title that names no employer), a touched
+    clause keeps where it says one works: "I'm a junior developer at Spotify, on the payments
+    team" -> "I'm employed at Spotify, on the payments team"."""
+    clauses: list[str] = []
+    for c in (c.strip(" ,;.") for c in _CLAUSE.split(text)):
+        if c and clauses and _MODIFIER.match(c):
+            clauses[-1] += ", " + c  # "I live in Madrid, near Retiro park": one clause
+        elif c:
+            clauses.append(c)
+    kept, touched_any, dropped = [], False, False
+    for clause in clauses:
+        if not touched(clause):
+            if not (
+                dropped
+                and not has_clause_verb(clause)
+                and not _COMPANY.match(clause)
+                and not polarity(clause)
+            ):
+                kept.append(clause)
+                dropped = False
+            # else "I take sertraline, 50mg every morning": a phrase with no verb of its own
+            # says more of the clause dropped before it, and goes with it (not who one is with:
+            # "I live in Toronto with my wife Priya" after a move still says who Priya is; nor a
+            # liking with its "I'm" dropped: "big fan of steak")
+            continue
+        touched_any, dropped = True, True
+        place = WORKPLACE.search(clause) if workplace else None
+        if place is not None:
+            who = re.match(r"\s*(.+?)\s+(?:is|was|'s)\s", clause[: place.start()])
+            said = f"{who.group(1)} is" if who and not FIRST_PERSON.match(who.group(1)) else "I'm"
+            kept.append(f"{said} employed " + re.sub(r"^with\b", "at", place.group()))
+            dropped = False
+            continue
+        if value is not None:
+            rest = re.sub(rf"\s*{_PLACE}{re.escape(value)}\b(?:\s+[A-Z][\w'’-]*)*", "", clause, flags=re.I)
+            if rest != clause and not touched(rest) and not sets(rest, "residence") and _says_something(rest):
+                kept.append(rest.strip(" ,"))
+                dropped = False
+    kept = [re.sub(r"^with\s+", "", c, flags=re.I) for c in kept if _says_something(c)]
+    if not touched_any or not kept:
+        return None
+    kept[0] = _named(kept[0], clauses[0])
+    out = ", ".join(kept)
+    return out[:1].upper() + out[1:] + ("" if out.endswith((".", "!")) else ".")
+
+
+def _says_something(clause: str) -> bool:
+    """Two content words, or one said in the first person ("I'm a pharmacist")."""
+    words = content_words(clause)
+    return len(words) >= 2 or (len(words) == 1 and bool(FIRST_PERSON.search(clause)))
+
+
+def left_place(text: str, place: str) -> bool:
+    """Whether ``text`` says one is no longer in ``place`` ("I don't live in Leeds anymore",
+    "no longer based in Leeds", "moved out of Leeds")."""
+    p = re.escape(place)
+    return bool(
+        re.search(rf"(?:\bnot|n['’]t|\bno longer|\bnever)\b(?:\s+\w+){{0,3}}\s+in\s+{p}\b", text, re.I)
+        or re.search(rf"\b(?:moved|relocated)\s+(?:out of|away from|from)\s+{p}\b", text, re.I)
+    )
+
+
+def sets(clause: str, family: str) -> bool:
+    """Whether ``clause`` sets an attribute of the ``family`` (``text.slots``: "residence")."""
+    found = slot_of(clause)
+    return found is not None and found.family == family
