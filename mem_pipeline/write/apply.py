@@ -202,7 +202,7 @@ def split_off(
     parts: Parts, scope: Scope, old: StoredFact, text: str, when: datetime, reason: str
 ) -> tuple[AddEvent, list[dict[str, Any]]]:
     """A new fact of what a superseded fact still says that its successor does not correct
-    (``reconcile.remainder``: "I'm 43 and just started learning to skateboard", corrected to 34,
+    (``clauses.remainder``: "I'm 43 and just started learning to skateboard", corrected to 34,
     still says "Just started learning to skateboard"): the same category, creation time,
     metadata and source turns, the concepts it still names, the slot it sets now. It was last
     said when the correction left it standing (``when``): a correction of one half confirms the

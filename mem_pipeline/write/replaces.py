@@ -9,7 +9,7 @@ it's a crisp Albariño for me" after "I'm strictly a red wine person", "back on 
 good" after "switched to soya milk", "I've come round to hotels" after "I book Airbnbs". Where
 the rules would ADD, this model is asked about the nearest stored facts of the same person; one
 it is confident the statement replaces is superseded, and the clauses of that fact the
-statement does not touch are kept (``reconcile.remainder``). It also keeps a sentence the
+statement does not touch are kept (``clauses.remainder``). It also keeps a sentence the
 memorable filter doubts when the sentence replaces a stored fact (a change is worth
 remembering). It is used on the offline path only (an LLM reconciler decides there) and is off
 when the embedder is not the one the weights were trained for.
