@@ -539,6 +539,9 @@ def test_chat_wordings_seen_in_a_blind_set() -> None:
     rent = slot_of("we rent a little cottage in Fremantle")
     assert rent is not None and rent.family == "residence"
     assert slot_of("Living with her and dad again") is None  # with whom, not where
+    for job in ("I'm a paralegal.", "I'm a dental hygienist.", "Work as a doula."):
+        found = slot_of(job)
+        assert found is not None and found.family == "work", job
     home = slot_of("I live with my partner in Leeds.")
     assert home is not None and home.family == "residence"
     assert split_compound("We fly out in July, me and my husband Goran.") == [

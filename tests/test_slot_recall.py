@@ -131,3 +131,44 @@ def test_a_move_keeps_the_job_said_with_the_old_city(memory: Memory) -> None:
     assert "I'm a midwife, mostly night shifts." in texts
     hits = memory.search("what do i do for work?", user_id="u", now=T0 + timedelta(days=91)).hits
     assert hits and "midwife" in hits[0].text
+
+
+def test_a_role_corrected_by_contrast_rewrites_the_fact_of_the_same_person(memory: Memory) -> None:
+    _say(
+        memory,
+        "My husband Tomasz is a paramedic, so his shifts are all over the place.",
+        "Sorry, he's a firefighter, not a paramedic. Long day.",
+        "I'm a nurse, not a paramedic.",  # the person's own role: not Tomasz's fact to rewrite
+    )
+    texts = [f.text for f in memory.get_all(user_id="u") if f.kind == "fact"]
+    assert "My husband Tomasz is a firefighter, so his shifts are all over the place." in texts
+    assert not any("Tomasz is a paramedic" in t for t in texts)
+    hits = memory.search("what does my husband do?", user_id="u", now=T0 + timedelta(days=1)).hits
+    assert hits and "firefighter" in hits[0].text
+
+
+def test_leaving_an_employer_cuts_its_whole_name_and_what_described_it(memory: Memory) -> None:
+    _say(memory, "I'm an accountant at Baker & Moss, a mid-size audit firm in town.")
+    _say(memory, "I'm not at Baker & Moss anymore.")
+    texts = [f.text for f in memory.get_all(user_id="u") if f.kind == "fact"]
+    assert "I'm an accountant." in texts
+    assert not any("Moss" in t and "not" not in t for t in texts)
+
+
+def test_a_new_job_in_the_same_add_replaces_what_leaving_the_old_one_left(memory: Memory) -> None:
+    _say(memory, "I'm an accountant at Baker & Moss, a mid-size audit firm in town.")
+    memory.add(
+        [
+            {
+                "role": "user",
+                "content": "Quick update: I'm not at Baker & Moss anymore. "
+                "I started last week as a data analyst at Northwind Bank.",
+            }
+        ],
+        user_id="u",
+        timestamp=T0 + timedelta(days=60),
+    )
+    texts = [f.text for f in memory.get_all(user_id="u") if f.kind == "fact"]
+    assert not any("accountant" in t for t in texts)
+    hits = memory.search("what's my job?", user_id="u", now=T0 + timedelta(days=61)).hits
+    assert hits and "data analyst" in hits[0].text

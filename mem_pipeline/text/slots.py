@@ -40,8 +40,9 @@ __all__ = [
 
 #: What people do for a living ("I'm a wedding photographer" sets where one works).
 PROFESSIONS = (
-    r"accountant|actor|actress|analyst|architect|artist|baker|barber|barista|bartender|bookkeeper|builder|"
-    r"butcher|"
+    r"accountant|actor|actress|analyst|architect|artist|auditor|baker|barber|barista|bartender|bookkeeper|"
+    r"builder|butcher|doula|estate agent|florist|hygienist|janitor|lifeguard|paralegal|porter|realtor|"
+    r"sommelier|welder|"
     r"carpenter|carer|caregiver|cashier|chef|cleaner|coach|consultant|cook|counsell?or|courier|dentist|"
     r"designer|developer|dietitian|doctor|driver|economist|editor|electrician|engineer|farmer|"
     r"firefighter|gardener|hairdresser|journalist|judge|lawyer|lecturer|librarian|mechanic|midwife|"

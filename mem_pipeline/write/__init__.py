@@ -50,7 +50,7 @@ from .extract import Extractor
 from .followups import follow_up, with_question
 from .ground import grounded_turns
 from .pending import keep_pending
-from .reconcile import Decision, Reconciler, decide
+from .reconcile import Decision, Reconciler, decide, slot_keeping
 from .replaces import ReplaceModel
 
 __all__ = ["WRITE_CHUNK", "Writer"]
@@ -277,7 +277,7 @@ class Writer:
             with self.parts.lock, self.parts.journaled(scope, "add"):
                 for k in range(start, min(start + WRITE_CHUNK, len(facts))):
                     f, slot = facts[k], slots[k]
-                    decision = _still_valid(self.parts, scope, decisions[k], slot, set(result.ids))
+                    decision = _still_valid(self.parts, scope, decisions[k], slot, set(result.ids), f.text)
                     fmeta = dict(meta)
                     speaker = _speaker(msgs, f)
                     if speaker and "speaker" not in fmeta:
@@ -411,13 +411,15 @@ def _still_valid(
     d: Decision | None,
     slot: Slot | None = None,
     written: AbstractSet[str] = frozenset(),
+    text: str = "",
 ) -> Decision:
     """A decision made before the lock was taken, checked again under it: a target another
     writer removed or replaced meanwhile turns a SUPERSEDE or UPDATE into an ADD; a statement
     that the value stopped, whose target a fact of this same ``add`` (``written``) already
     replaced ("We moved to Leeds. I don't live in Manchester anymore."), is a NOOP: the change
     is recorded, and "not in Manchester" would only stand beside Leeds as a fact about
-    Manchester."""
+    Manchester. A new value of a slot (``text``) whose target this add replaced, leaving a part
+    of it that still sets the slot, replaces that part."""
     if d is None:
         return Decision("ADD", reason="undecided")
     if d.target is None or d.action == "ADD":
@@ -434,6 +436,16 @@ def _still_valid(
             and gone.superseded_by in written
         ):
             return Decision("NOOP", target=gone, reason=f"{d.reason}; this add already replaced it")
+        rest = _left_of(parts, scope, gone, slot, written) if d.action == "SUPERSEDE" else None
+        if rest is not None and slot is not None:
+            # "I'm not at Brennan & Walsh anymore. Started Monday as a compliance analyst at
+            # Sierra Pines": the new job replaces what the first sentence left of the old one
+            # ("I'm a paralegal"), as it would have replaced the whole
+            return slot_keeping(
+                Decision("SUPERSEDE", target=rest, reason=f"{d.reason}; what this add left of it"),
+                text,
+                slot,
+            )
         return Decision("ADD", reason=f"{d.reason}; its target changed meanwhile")
     return Decision(
         d.action,
@@ -443,6 +455,22 @@ def _still_valid(
         tuple(live[f.id] for f in d.also if f.id in live),
         tuple(k for k in d.keep if k[0] in live and live[k[0]].text == k[1]),  # unchanged since
     )
+
+
+def _left_of(
+    parts: Parts, scope: Scope, gone: StoredFact | None, slot: Slot | None, written: AbstractSet[str]
+) -> StoredFact | None:
+    """What a fact of this add (``written``) left current of ``gone`` when it replaced it
+    (``apply.split_off``: same source turns), if that still sets ``slot``."""
+    if gone is None or slot is None or slot.stopped or gone.superseded_by not in written:
+        return None
+    key = f"{slot.subject}/{slot.family}"
+    rests = [
+        f
+        for f in parts.store.get_facts(scope, sorted(written - {gone.superseded_by}))
+        if f.is_valid and f.kind == "fact" and f.slot == key and f.sources == gone.sources
+    ]
+    return rests[0] if len(rests) == 1 else None
 
 
 def _distinct(

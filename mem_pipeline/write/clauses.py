@@ -64,6 +64,8 @@ _PLACE = r"(?:in|at|from|near|to)\s+(?:the\s+)?"
 _COMPANY = re.compile(r"with (?:my|our|his|her|their)\b", re.I)
 # a clause that only qualifies the one before it ("near Retiro park", "on the payments team")
 _MODIFIER = re.compile(r"(?:in|at|on|near|from|for|by|to|since|until|after|before|around)\b", re.I)
+# a phrase with no verb that says what the place before it is ("at Baker & Moss, a small firm")
+_APPOSITIVE = re.compile(r"(?:a|an|the)\s", re.I)
 
 
 #: Where one works, as a named place and what qualifies it ("at Spotify, on the payments team").
@@ -106,9 +108,13 @@ def remainder(
             clauses[-1] += ", " + c  # "I live in Madrid, near Retiro park": one clause
         elif c:
             clauses.append(c)
-    kept, touched_any, dropped = [], False, False
+    kept, touched_any, dropped, cut = [], False, False, False
     for clause in clauses:
         if not touched(clause):
+            if cut and not has_clause_verb(clause) and _APPOSITIVE.match(clause):
+                cut = False  # "at Baker & Moss, a mid-size audit firm": what the place cut was
+                continue
+            cut = False
             if not (
                 dropped
                 and not has_clause_verb(clause)
@@ -131,10 +137,12 @@ def remainder(
             dropped = False
             continue
         if value is not None:
-            rest = re.sub(rf"\s*{_PLACE}{re.escape(value)}\b(?:\s+[A-Z][\w'’-]*)*", "", clause, flags=re.I)
+            rest = re.sub(
+                rf"\s*{_PLACE}{re.escape(value)}\b(?:\s+(?:&\s+)?[A-Z][\w'’-]*)*", "", clause, flags=re.I
+            )
             if rest != clause and not touched(rest) and not sets(rest, "residence") and _says_something(rest):
                 kept.append(rest.strip(" ,"))
-                dropped = False
+                dropped, cut = False, True
     kept = [re.sub(r"^with\s+", "", c, flags=re.I) for c in kept if _says_something(c)]
     if not touched_any or not kept:
         return None

@@ -62,6 +62,7 @@ __all__ = [
     "contrasts",
     "decide",
     "has_correction_cue",
+    "slot_keeping",
 ]
 
 Action = Literal["ADD", "REINFORCE", "UPDATE", "SUPERSEDE", "NOOP"]
@@ -153,18 +154,10 @@ def decide(
     if slot is not None and in_slot:
         d = _by_slot(fact, slot, in_slot)
         if d is not None:
-            if d.action != "SUPERSEDE" or slot.stopped or slot.family == "reply_style":
-                # "I no longer eat meat" ends "big fan of steak" too, which no rule can tell; and
-                # every clause of how one wants answers ("short, bullet points") is about them
-                return d
-            if slot.family == "work" and _TITLE.search(text) and not WORKPLACE.search(text):
-                # "I'm a senior developer now" after "I'm a junior developer at Spotify": a new
-                # title, the same employer ("Got promoted")
-                return _keeping(d, lambda clause: sets(clause, slot.family), workplace=True)
-            if slot.family == "diet" and _NO_ANIMAL.search(text):
-                # "went vegetarian" ends "big fan of steak" too
-                return _keeping(d, lambda clause: sets(clause, "diet") or bool(_ANIMAL_FOOD.search(clause)))
-            return _keeping(d, lambda clause: sets(clause, slot.family))
+            return slot_keeping(d, text, slot)
+    role = _by_role(text, neighbours)
+    if role is not None:
+        return role
     for name in [*_NEGATED.findall(text), *_NOT_ANYMORE.findall(text)]:
         word = re.compile(rf"\b{re.escape(name)}\b", re.IGNORECASE)
         for f, sim in neighbours:
@@ -299,6 +292,32 @@ def contrasts(text: str) -> bool:
     return any(instead(text, name) for name in _NEGATED.findall(text))
 
 
+# "She's a doula, not a midwife", "I'm a sous-chef, not a line cook": what one is, by contrast
+_NOT_ROLE = re.compile(
+    r"(?:^|(?<=[,.;:!?] ))(?P<who>[\w'’-]+(?: [\w'’-]+)?)(?:['’]s| is| was|['’]m| am|['’]re| are) "
+    r"(?P<new>an? [a-z][\w-]*(?: [a-z][\w-]*)?),? not an? (?P<old>[a-z][\w-]*(?: [a-z][\w-]*)?)\b"
+)
+_SELF = re.compile(r"(?:i|we)(?:['’]\w+)?\b", re.I)  # the person speaks of themself
+
+
+def _by_role(text: str, neighbours: Sequence[tuple[StoredFact, float]]) -> Decision | None:
+    """A correction by contrast of what someone is ("She's a doula, not a midwife"): an UPDATE
+    of the related stored fact that says the old role, with the new one in its place, when both
+    are about the same side (the person, or someone else)."""
+    m = _NOT_ROLE.search(text)
+    if m is None:
+        return None
+    old, new = m.group("old"), m.group("new")
+    said = re.compile(rf"\ban? {re.escape(old)}\b", re.I)
+    mine = bool(_SELF.match(m.group("who")))
+    for f, sim in neighbours:
+        if sim < 0.3 or not said.search(f.text) or bool(_SELF.match(f.text)) != mine:
+            continue
+        fixed = said.sub(lambda _: new, f.text, count=1)
+        return Decision("UPDATE", target=f, text=fixed, reason=f"says {new}, not {old} (cosine {sim:.3f})")
+    return None
+
+
 def _after_negation(text: str, name: str) -> str:
     """``text`` without the negated mention of ``name`` (does it also say ``name`` plainly?)."""
     return re.sub(
@@ -321,6 +340,23 @@ def _mentions(word: re.Pattern[str], clause: str) -> bool:
 def _says_any(words: set[str], clause: str) -> bool:
     """Whether ``clause`` names one of ``words`` (topic stems or names)."""
     return bool((_topic(clause) | _names(clause)) & words)
+
+
+def slot_keeping(d: Decision, text: str, slot: Slot) -> Decision:
+    """``d``, a decision of ``text`` by its ``slot`` (rule 2), with what a fact it supersedes
+    keeps of its other clauses (:func:`remainder`)."""
+    if d.action != "SUPERSEDE" or slot.stopped or slot.family == "reply_style":
+        # "I no longer eat meat" ends "big fan of steak" too, which no rule can tell; and
+        # every clause of how one wants answers ("short, bullet points") is about them
+        return d
+    if slot.family == "work" and _TITLE.search(text) and not WORKPLACE.search(text):
+        # "I'm a senior developer now" after "I'm a junior developer at Spotify": a new
+        # title, the same employer ("Got promoted")
+        return _keeping(d, lambda clause: sets(clause, slot.family), workplace=True)
+    if slot.family == "diet" and _NO_ANIMAL.search(text):
+        # "went vegetarian" ends "big fan of steak" too
+        return _keeping(d, lambda clause: sets(clause, "diet") or bool(_ANIMAL_FOOD.search(clause)))
+    return _keeping(d, lambda clause: sets(clause, slot.family))
 
 
 def _keeping(
