@@ -286,6 +286,12 @@ def test_a_bare_no_is_small_talk_but_what_one_has_none_of_is_a_statement() -> No
         assert is_small_talk(said), said
     for said in ("No pets.", "No siblings either.", "Not vegetarian anymore."):
         assert is_statement(said) and not is_small_talk(said), said
+    # what one cannot or does not do, its "I" dropped, is a statement; a phrase of the exchange
+    # and a remark on how others fare are not
+    for said in ("Can't swim.", "cant drive tbh", "Don't drink coffee."):
+        assert is_statement(said), said
+    for said in ("Don't worry!", "Can't wait.", "Can't complain.", "Ha, lucky them.", "Good for you!"):
+        assert not is_statement(said), said
     # a "no" that negates what follows is no filler: stripping it would store the opposite
     assert strip_filler("No onions in anything pls") == "No onions in anything pls"
     assert strip_filler("Nope, I live in Derby.") == "I live in Derby."

@@ -704,6 +704,15 @@ def test_the_relevance_floor_gates_the_question_not_each_hit(mem) -> None:  # ty
     ]
 
 
+def test_a_request_that_names_the_person_only_as_who_it_is_for_is_a_general_question(mem) -> None:  # type: ignore[no-untyped-def]
+    mem.add("I run a little bike repair shop in Utrecht with my cousin Daan.", user_id="g")
+    mem.add("My sister Ana lives in Porto with her two dogs.", user_id="g")
+    # "me" is who the riddle is for: the bike shop (cosine .18) is no answer to it
+    r = mem.search("tell me a riddle", user_id="g")
+    assert r.hits == [] and "bike" not in r.to_prompt()
+    assert mem.search("tell me about my sister", user_id="g").hits[0].text.startswith("My sister Ana")
+
+
 def test_of_two_near_ties_a_question_about_now_prefers_what_says_it_holds_now() -> None:
     from mem_pipeline.read.rank import rank
 

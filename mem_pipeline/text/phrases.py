@@ -211,9 +211,16 @@ _PERSONAL = re.compile(
 )
 
 
+# "tell me a riddle", "give us a word for happy": the person only as who a request is for
+_ASKED_FOR = re.compile(
+    r"\b(?:tell|give|show|teach|explain to|write|translate|spell|lend|send)\s+(?:me|us)\b", re.IGNORECASE
+)
+
+
 def about_person(text: str, named: bool = False) -> bool:
     """Whether a question is about the person a memory keeps: it speaks in the first person
     ("What do I do for work?", "my sister"), or (``named``) names one of the scope's speakers.
     A general question ("What's the capital of Peru?", "convert 5 miles to km") is not, and
-    needs a closer match before memory answers it."""
-    return named or bool(_PERSONAL.search(text))
+    needs a closer match before memory answers it; nor is a request that names the person only
+    as who it is for ("tell me a riddle"; "tell me about my sister" is about them)."""
+    return named or bool(_PERSONAL.search(_ASKED_FOR.sub(" ", text)))

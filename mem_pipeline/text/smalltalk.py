@@ -87,6 +87,19 @@ _NONE_OF = re.compile(
     r"sorry|wonder)\b)[a-z-]{3,}(?: (?:either|yet|at all))?[\s.!]*$",
     re.IGNORECASE,
 )
+# what one cannot or does not do, its "I" dropped: "Can't swim.", "dont drive tbh" (not a phrase
+# of the exchange: "Don't worry", "Can't wait!", "Can't complain")
+_CANNOT = re.compile(
+    r"^\s*(?:can['’]?t|cannot|don['’]?t|never)\s+(?!(?:worry|know|care|mind|complain|wait|remember|"
+    r"think|bother|forget|ask|panic|rush|stress|tell|say|believe|blame|judge|thank|laugh|be)\b)[a-z]{3,}",
+    re.IGNORECASE,
+)
+# a remark on how others fare, said of no one the memory keeps: "Ha, lucky them.", "Good for you!"
+_FARE = re.compile(
+    r"^\s*(?:(?:ha+|haha+|oh|ah|aw+|wow|well)[\s,!.]+)?(?:lucky|good for|poor|bless|rather) "
+    r"(?:them|you|him|her)(?: (?:haha+|lol|then))?[\s.!,]*$",
+    re.IGNORECASE,
+)
 # a reaction to the assistant's explanation: an interjection, then "ok", "now", "so", "I see"
 _UNDERSTOOD = re.compile(r"^\s*(?:ah+|oh+|aha|ohh)\b[\s,!.]*(?:ok(?:ay)?|now|so|i see|right|got it)\b", re.I)
 # a remark that something stayed as it was, with no verb and nothing of its own: "Same job
@@ -152,7 +165,7 @@ def is_statement(sentence: str) -> bool:
         return False
     if _SAME.match(s):  # "Same job though.": what did not change, said of what was said before
         return False
-    if _DECLINE.match(s):  # "nah, not this year haha": a "no" that says nothing more
+    if _DECLINE.match(s) or _FARE.match(s):  # "nah, not this year haha": a "no" that says nothing more
         return False
     if _TRANSIENT.search(s) and len(words) <= 8:
         return False
@@ -162,4 +175,4 @@ def is_statement(sentence: str) -> bool:
         return len(words) >= 2
     # a bare attribute said in passing ("pescatarian btw", "vegan", "non-smoker") is a statement,
     # and so is what one has none of ("No kids.", "No allergies.")
-    return len(words) >= 3 or is_attribute(s) or bool(_NONE_OF.match(s))
+    return len(words) >= 3 or is_attribute(s) or bool(_NONE_OF.match(s) or _CANNOT.match(s))
