@@ -115,6 +115,15 @@ def test_a_change_of_taste_without_a_cue_answers_for_the_present(memory: Memory)
         assert any("Korean" in h.text for h in before.hits) and before.set_aside == {}, question
 
 
+def test_what_has_become_ones_own_sets_aside_the_one_before(memory: Memory) -> None:
+    # their cosine is .32: only the cue ("has become my") tells that the second replaces the first
+    _say(memory, "Mac and cheese is my ultimate comfort food, I could eat it every day.", T0)
+    _say(memory, "Honestly pho has become my go-to comfort meal.", LATER)
+    recall = memory.search("what's my comfort food?", user_id="u", now=LATER + timedelta(days=1))
+    assert recall.hits and "Pho" in recall.hits[0].text
+    assert "Mac and cheese" not in recall.to_prompt()
+
+
 def test_turned_off_both_are_returned(tmp_path: Path) -> None:
     with Memory(MemoryConfig(path=str(tmp_path / "s"), newer_sets_aside=0)) as m:
         _say(m, FIRST, T0)

@@ -172,3 +172,20 @@ def test_a_new_job_in_the_same_add_replaces_what_leaving_the_old_one_left(memory
     assert not any("accountant" in t for t in texts)
     hits = memory.search("what's my job?", user_id="u", now=T0 + timedelta(days=61)).hits
     assert hits and "data analyst" in hits[0].text
+
+
+@pytest.mark.parametrize(
+    "ending",
+    [
+        "so i handed in my notice at nopa, last shift was saturday",
+        "I resigned from Nopa last month.",
+        "Got made redundant from Nopa in March, gutted.",
+    ],
+)
+def test_resigning_or_being_let_go_ends_the_job(memory: Memory, ending: str) -> None:
+    _say(memory, "I'm a line cook at Nopa in the Mission, been there two years.")
+    memory.add([{"role": "user", "content": ending}], user_id="u", timestamp=T0 + timedelta(days=90))
+    current = [f.text for f in memory.get_all(user_id="u") if f.kind == "fact"]
+    assert not any("line cook" in t for t in current), current
+    hits = memory.search("what's my job?", user_id="u", now=T0 + timedelta(days=91)).hits
+    assert hits and "line cook" not in hits[0].text

@@ -127,6 +127,7 @@ _FAMILIES: list[tuple[str, re.Pattern[str]]] = [
             r"\b(?:work|works|working|job|employer|employed|hired|intern\w*|career|"
             r"quit (?:my|the) job|left (?:my|the) job|company|office|promoted|retired|retirement|"
             r"unemployed|laid off|made redundant|between jobs|startup|start-up|firm|fintech|agency|"
+            r"resign(?:ed|ing)? (?:from|at)|handed in (?:my|her|his|their) notice|"
             r"consultancy|(?:position|role|post) (?:at|with)|new (?:position|role|post)\b)\b"
             rf"|\b(?:i['’]?m|i am|is|as) an? (?:[\w-]+ ){{0,2}}(?:{PROFESSIONS}|{_ROLES})\b"
         ),
@@ -155,7 +156,8 @@ CHANGE_CUE = re.compile(
 )
 _STOPPED = re.compile(
     r"\b(?:no longer|not \w+(?: \w+)? any ?more|anymore|any more|quit|stopped|gave up|left|used to|"
-    r"don['’]t \w+ any|split up|broke up)\b",
+    r"don['’]t \w+ any|split up|broke up|resign(?:ed|ing)?|handed in (?:my|her|his|their) notice|"
+    r"laid off|made redundant)\b",
     re.IGNORECASE,
 )
 # a statement of change that names the new value along with the end of the old one
@@ -369,10 +371,12 @@ _PLANNING = re.compile(r"\b(?:thinking (?:of|about)|might|maybe|planning|plan to
 
 
 #: A statement that gives what holds after a change: "back on oat milk", "decaf again",
-#: "switched to", "these days it's ...", "..., chickpeas are my thing now", "from this week".
+#: "switched to", "these days it's ...", "..., chickpeas are my thing now", "from this week",
+#: "pho has become my go-to".
 _CHANGE = re.compile(
     r"\b(?:now|these days|nowadays|lately|currently|at the moment|instead|again|for good|from now on|"
-    r"from this week|back (?:on|to|in|into)|switched|swapped|changed|moved|relocated)\b",
+    r"from this week|back (?:on|to|in|into)|switched|swapped|changed|moved|relocated|"
+    r"(?:has|have) become my|became my)\b",
     re.IGNORECASE,
 )
 

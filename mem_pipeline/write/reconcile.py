@@ -241,6 +241,8 @@ _ENDED = re.compile(
 _CHANGED = re.compile(
     r"\b(?:actually|correction|i meant|no longer|not \w+(?: \w+)? any ?more|anymore|any more|instead|"
     r"now|these days|nowadays|switched|swapped|changed|moved|quit|stopped|gave up|left|used to|"
+    # what is one's own now: "rajma chawal has become my go-to comfort meal"
+    r"(?:has|have) become my|became my|"
     # a slip of the speaker's own: "I misread the e-ticket: she lands on 11 January"
     r"misread|misremembered|mixed up|got (?:it|that|the \w+) wrong|i was wrong|"
     r"wrong (?:date|day|time|name))\b",
