@@ -125,6 +125,9 @@ class Memory:
         )
         self.parts = Parts(config=config, store=self.store, embed=embed, links=links, clock=clock, lock=lock)
         self.parts.repair = lambda scope, op: recovery.repair_user(self.parts, scope, op)
+        labels = None  # the learned categories, for the extractor this Memory builds
+        if extractor is None and config.category_model:
+            labels = CategoryModel.shipped(embed, embedder.model_id)
         if extractor is None and config.llm_configured:
             llm = LLMClient.from_config(config)
             extractor = LLMExtractor(
@@ -133,11 +136,11 @@ class Memory:
                 output_tokens=config.extract_output_tokens,
                 overlap=config.extract_overlap,
                 backfill=OfflineExtractor() if config.extract_backfill else None,
+                categories=labels,
             )
             reconciler = reconciler if reconciler is not None else LLMReconciler(llm)
         if extractor is None:
             judge = MemorableFilter(embed, embedder.model_id) if config.memorable_filter else None
-            labels = CategoryModel.shipped(embed, embedder.model_id) if config.category_model else None
             extractor = OfflineExtractor(judge=judge, categories=labels)
         self.extractor: Extractor = extractor
         self.reconciler = reconciler

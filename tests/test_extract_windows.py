@@ -161,6 +161,36 @@ def test_the_rules_outrank_the_models_category_and_leave_it_what_they_cannot_tel
     assert [f.category.value for f in trusting.extract(msgs, WHEN).facts] == ["health", "work", "preference"]
 
 
+def test_the_models_work_label_needs_a_word_of_work() -> None:
+    from mem_pipeline.embed import LocalEmbedder
+    from mem_pipeline.write.categories import CategoryModel
+
+    msgs = [
+        Message(role="user", content="Passed my judo black belt grading on Saturday!"),
+        Message(role="user", content="I fix bikes for a living."),
+    ]
+    reply = {
+        "facts": [
+            {"text": "The user passed their judo black belt grading.", "lines": [1], "category": "work"},
+            {"text": "The user fixes bikes for a living.", "lines": [2], "category": "work"},
+        ]
+    }
+    # no word of work in the first: not work, whatever the model said; the second says it is
+    got = [f.category.value for f in LLMExtractor(Scripted([reply])).extract(msgs, WHEN).facts]  # type: ignore[arg-type]
+    assert got == ["other", "work"]
+    model = LocalEmbedder()
+
+    class Embeds:
+        def embed(self, texts: list[str]) -> object:
+            return model.embed_batch(texts)
+
+    learned = CategoryModel.shipped(Embeds(), model.model_id)  # type: ignore[arg-type]
+    assert learned is not None
+    ex = LLMExtractor(Scripted([reply]), categories=learned)  # type: ignore[arg-type]
+    first, second = ex.extract(msgs, WHEN).facts
+    assert first.category.value not in ("work", "other") and second.category.value == "work"
+
+
 def test_a_failed_window_does_not_lose_the_others() -> None:
     msgs = _chat(60)
     fail = LLMRetryError("the LLM gave no valid ExtractionOutput", attempts=3, last_output="{")

@@ -66,7 +66,9 @@ _FAMILIES: list[tuple[str, re.Pattern[str]]] = [
         "residence",
         re.compile(
             # "living with her and dad again" says with whom, not where: no place, no residence
-            r"\b(?:(?:live|lives|living)(?! with\b(?!.*\b(?:in|at) \w))|reside|resides|based in|"
+            # nor does what one does "for a living", the "cost of living" or a "living room"
+            r"\b(?:(?:live|lives|(?<!for a )(?<!cost of )living(?! room))(?! with\b(?!.*\b(?:in|at) \w))|"
+            r"reside|resides|based in|"
             r"moved (?:to|back (?:home )?to|home to|into|in)|move to|"
             r"moving to|relocat\w* to|home(?:town| town)? is|back in|settled in|"
             r"new (?:flat|apartment|house) in|"
@@ -127,7 +129,7 @@ _FAMILIES: list[tuple[str, re.Pattern[str]]] = [
             r"\b(?:work|works|working|job|employer|employed|hired|intern\w*|career|"
             r"quit (?:my|the) job|left (?:my|the) job|company|office|promoted|retired|retirement|"
             r"unemployed|laid off|made redundant|between jobs|startup|start-up|firm|fintech|agency|"
-            r"resign(?:ed|ing)? (?:from|at)|handed in (?:my|her|his|their) notice|"
+            r"resign(?:ed|ing)? (?:from|at)|handed in (?:my|her|his|their) notice|for a living|"
             r"consultancy|(?:position|role|post) (?:at|with)|new (?:position|role|post)\b)\b"
             rf"|\b(?:i['’]?m|i am|is|as) an? (?:[\w-]+ ){{0,2}}(?:{PROFESSIONS}|{_ROLES})\b"
         ),

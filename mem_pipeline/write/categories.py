@@ -107,6 +107,7 @@ _CATEGORY_RULES: list[tuple[Category, re.Pattern[str]]] = [
         Category.WORK,
         re.compile(
             r"\b(work(ing)? (at|for|as|on)|job|employer|boss|manager|company|startup|office|career"
+            r"|for a living"
             rf"|project|client|team|{PROFESSIONS}|salary|promot\w*|hired|retired|retirement"
             r"|intern\w*|freelanc\w*|colleagues?|meeting)\b",
             re.I,

@@ -44,7 +44,7 @@ from ..text.phrases import candidate_phrases
 from ..text.slots import changes, is_attribute, says_current, says_ended
 from ..text.smalltalk import is_small_talk
 from ..text.voice import in_person
-from .categories import category_of, slot_category
+from .categories import CategoryModel, category_of, slot_category
 from .ground import ground, grounded_turns, support
 from .reconcile import has_correction_cue
 
@@ -274,10 +274,13 @@ class LLMExtractor:
         overlap: int = 2,
         backfill: Extractor | None = None,
         rule_categories: bool = True,
+        categories: CategoryModel | None = None,
     ) -> None:
         self.llm = llm
         self.backfill = backfill
         self.rule_categories = rule_categories
+        #: the learned category of a fact the model files as work with no word of work in it
+        self.categories = categories
         self.output_tokens = output_tokens
         self.overlap = overlap
         overhead = estimate_tokens(self._prompt([], "Monday 1 January 2024", ["Someone"], 0))
@@ -293,10 +296,16 @@ class LLMExtractor:
         label (a small model files a diet under health, a sister's city under other); with
         ``rule_categories`` so do the keyword rules (``write.categories``), and the model's
         label counts where they find nothing: with the local 1.5B model the rules agree with
-        the behaviour set's labels more often than the model does (``eval/README.md``)."""
+        the behaviour set's labels more often than the model does (``eval/README.md``). The
+        model's "work" is taken only where the rules see work too; else the learned
+        ``categories`` model decides (``OTHER`` without one)."""
         if not self.rule_categories:
             return slot_category(text, subject) or said
         found = category_of(text, subject)
+        if found is Category.OTHER and said is Category.WORK:
+            # no word of work in it: the small model files hobbies as work ("restored a 1960s
+            # Vespa", "passed my judo black belt grading", "a woodturning evening class")
+            return category_of(text, subject, self.categories)
         return said if found is Category.OTHER else found
 
     def _prompt(self, lines: Sequence[Line], date: str, people: Sequence[str], context: int) -> str:
