@@ -665,6 +665,18 @@ def test_requests_that_state_a_plan_or_a_preference_and_go_aheads() -> None:
     assert requested(switch) == "I want my reminders switched to WhatsApp."
     assert exempt("my corgi Dubu is judging me") and exempt("My mate Ciarán's bringing his van")
     assert not exempt("I went on my trip to Paris")
+    # a habit of one's own is no small talk, whatever the learned filter makes of it
+    assert exempt("My order is always a cortado, no sugar.") and exempt("we walk the dog every morning")
+    # a short "while" clause says when, not a fact of its own
+    from mem_pipeline.write.offline import split_compound
+
+    assert split_compound("It's all podcasts for me now, true crime mostly, while i drive.") == [
+        "It's all podcasts for me now, true crime mostly, while i drive."
+    ]
+    assert split_compound("I live in Lisbon while my sister lives in Porto.") == [
+        "I live in Lisbon.",
+        "my sister lives in Porto.",
+    ]
 
     def agreed(offer: str, reply: str) -> list[str]:
         msgs = [Message(role="assistant", content=offer), Message(role="user", content=reply)]

@@ -44,6 +44,13 @@ _NAMING = re.compile(
 # a first person with its subject dropped, in the negative: "can't drive, no licence", "don't
 # drink", "never learned to swim"
 _CANNOT = re.compile(r"^\s*(?:can['’]?t|cannot|don['’]?t|never|won['’]?t|didn['’]?t)\s+\w+", re.IGNORECASE)
+# a habit of one's own: "My order is always a flat white", "I usually cycle in", "we walk the
+# dog every morning"
+_HABIT = re.compile(
+    r"\b(?:i|my|we|our)\b[^.!?]{0,40}?\b"
+    r"(?:always|usually|normally|every (?:day|morning|evening|night|week))\b",
+    re.IGNORECASE,
+)
 #: categories whose word rules name what small talk does not: a condition, a job, a relation
 #: (biography's rule is "I'm ...", which small talk says as often)
 _NAMED = frozenset({Category.HEALTH, Category.WORK, Category.RELATIONSHIP})
@@ -52,13 +59,14 @@ _NAMED = frozenset({Category.HEALTH, Category.WORK, Category.RELATIONSHIP})
 def exempt(text: str) -> bool:
     """Whether a rule already knows what ``text`` is about, so that the model is not asked: an
     attribute or a slot ("kosher", "I live in Leeds"), a name given ("His name is Biscuit", "my
-    corgi Dubu"), a negation with its "I" dropped ("can't drive"), a change, correction or
+    corgi Dubu"), a negation with its "I" dropped ("can't drive"), a habit of one's own ("My
+    order is always a flat white"), a change, correction or
     ending ("Sold the Civic last week", "Small correction, he's at Oakfield", "Ines is at St
     Thomas', not Guy's"), a number or a
     date, or a category the word rules name (health, work, relationship)."""
     if is_attribute(text) or slot_of(text) is not None or _SPECIFIC.search(text) or _NAMING.search(text):
         return True
-    if _CANNOT.match(text):
+    if _CANNOT.match(text) or _HABIT.search(text):
         return True
     if changes(text) or has_correction_cue(text) or contrasts(text) or says_ended(text) or turns_away(text):
         return True

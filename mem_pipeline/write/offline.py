@@ -83,16 +83,23 @@ def split_compound(sentence: str) -> list[str]:
     if first is not None and first.group().strip().lower() == "and" and not has_clause_verb(parts[0]):
         return [sentence]
     # each part with where it starts, so that parts joined again keep the words between them
+    seps = ["", *(m.group().strip(" ,").lower() for m in _COMPOUND.finditer(sentence))]
     starts = [0, *(m.end() for m in _COMPOUND.finditer(sentence))]
     joined: list[tuple[int, str]] = []
-    for start, p in zip(starts, parts, strict=True):
+    for start, sep, p in zip(starts, seps, parts, strict=True):
         # "They live in Leeds and work in York": only the speaker's own "I" carries over
         bare = bool(_BARE_VERB.match(p)) and not re.match(r"\s*i\b", sentence, re.I)
         # "living in Dunedin with my partner and our two cats": a part with no verb of its own
         # is a noun phrase of the clause before it, not a fact
         verbless = not _BARE_VERB.match(p) and not has_clause_verb(p)
+        # "... coltrane on repeat while i work": a short "while" clause says when, not a fact
+        when = sep == "while" and len(tokens(p)) <= 3
         if joined and (
-            bare or verbless or _REFERS_BACK.search(p) or (turns_away(joined[-1][1]) and says_current(p))
+            bare
+            or verbless
+            or when
+            or _REFERS_BACK.search(p)
+            or (turns_away(joined[-1][1]) and says_current(p))
         ):
             # "Got a Kindle ..., I read everything on it now": "it" is the Kindle; "pineapple on
             # pizza is gross, I'm a margherita person now": one change of taste, whole
