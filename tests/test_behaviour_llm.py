@@ -42,6 +42,11 @@ SETS = {
         "cassettes/behaviour/heldout10.yaml",
         "eval/results/behaviour_heldout10_llm.json",
     ),
+    "heldout12": (
+        "eval/data/behaviour_heldout12",
+        "cassettes/behaviour/heldout12.yaml",
+        "eval/results/behaviour_heldout12_llm.json",
+    ),
 }
 
 
