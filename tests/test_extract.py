@@ -688,6 +688,18 @@ def test_requests_that_state_a_plan_or_a_preference_and_go_aheads() -> None:
     assert agreed(slot, "Go for it, that's perfect timing.") == [expected]
     assert agreed(slot, "yes pls") == [expected]
     assert agreed(slot, "Do it yourself") == []
+    # the pick taken in other words, and a pick declined
+    pick = "How about The Overstory by Richard Powers? It's long but rewarding."
+    took = ["I agreed: the Overstory by Richard Powers."]
+    for reply in (
+        "Love that, we'll go with it.",
+        "we'll go with it",
+        "sounds perfect, book it",
+        "Ooh yes, let's go with that one!",
+    ):
+        assert agreed(pick, reply) == took, reply
+    assert agreed(pick, "Nah, I'll pass.") == [] and agreed(pick, "think I'll pass on that one, thanks") == []
+    assert agreed(pick, "I'll pass on the cake, I'm diabetic.") == ["I'll pass on the cake.", "I'm diabetic."]
     # a verbless first sentence answers the question, and is not stored twice
     asked = "Congratulations! How would you like your reminders?"
     assert agreed(asked, "The evening before, always. Same-morning reminders stress me out.") == [

@@ -77,7 +77,11 @@ _EXCHANGE = re.compile(
 _DECLINE = re.compile(
     r"^\s*(?:nah+|nope|no+|not)\b"
     r"(?:[\s,.!]+(?:not|yet|really|this|that|one|year|time|week|month|at|all|the|moment|right|now|"
-    r"sadly|unfortunately|tbh|haha+|lol|hah|:\)|:\())*[\s,.!]*$",
+    r"sadly|unfortunately|tbh|haha+|lol|hah|:\)|:\())*[\s,.!]*$"
+    # "Nah, I'll pass.", "think I'll pass on that one, thanks"
+    r"|^\s*(?:(?:nah+|nope|no|no thanks|thanks|hmm+|honestly)[\s,.!]+)*(?:i )?(?:think )?i['’]?ll pass"
+    r"(?: on (?:it|that|this|that one|this one))?"
+    r"(?:[\s,.!]+(?:thanks|thank you|for now|this time))*[\s,.!]*$",
     re.IGNORECASE,
 )
 # what one has none of, said bare: "No kids.", "No allergies either." (not "No problem", "No idea")

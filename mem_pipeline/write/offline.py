@@ -35,13 +35,19 @@ _COMPOUND = re.compile(
 )
 _CONFIRM = re.compile(
     r"^\s*(?:(?:oh+|ooh+|omg|ok(?:ay)?|great|perfect|sure|yes|yeah|yep|yup|please|pls|plz|definitely|"
-    r"absolutely|go on(?: then)?)[\s,!.]*)+"
+    r"absolutely|go on(?: then)?|love (?:that|it|this)|(?:that )?sounds (?:good|great|perfect|lovely|ideal)|"
+    r"nice|brilliant|amazing|ideal|lovely)[\s,!.]*)+"
     r"(?:do it|go ahead|go for it|book it|book that|book me in|order it|lock it in|sounds (?:good|great)|"
+    # "we'll go with it", "let's go with that one": the pick taken
+    r"(?:we|i)['’]?ll (?:go with|take|have) (?:it|that|this|that one|this one)|"
+    r"let['’]?s go with (?:it|that|this|that one|this one)|"
     r"let['’]?s do (?:it|that)|that works|please(?: do)?)?[\s!.]*$"
     r"|^\s*(?:yes|yeah|yep|sure|ok|okay|go on)\b.*\b(?:book|order|signed up|sign me up|do it|go ahead|"
     r"go for it|lock it in|please)\b"
     # "go for it", "book it, that's perfect timing": the go-ahead alone, with a word of thanks
     r"|^\s*(?:do it|go ahead|go for it|book it|book that|book me in|order it|lock it in|"
+    r"(?:we|i)['’]?ll (?:go with|take|have) (?:it|that|this|that one|this one)|"
+    r"let['’]?s go with (?:it|that|this|that one|this one)|"
     r"let['’]?s do (?:it|that))\b[\s,!.]*(?:(?:please|pls|thanks|thank you|that['’]?s (?:perfect|great|ideal|"
     r"fine)(?: timing)?)[\s,!.]*)*$",
     re.IGNORECASE,
