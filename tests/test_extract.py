@@ -793,3 +793,27 @@ def test_a_request_that_states_a_plan_or_a_preference_is_stored(tmp_path) -> Non
             events = m.add([{"role": "user", "content": said}], user_id=f"u{i}", timestamp=NOW).events
             assert [e.event for e in events] == ["ADD"], (said, events)
         assert m.get_all(user_id="u0")[0].text.startswith("Reminder to call Mum")
+
+
+def test_a_condition_of_ones_own_is_health_and_a_relations_job_a_relationship() -> None:
+    from mem_pipeline.embed import LocalEmbedder
+    from mem_pipeline.write.categories import CategoryModel, categories_of
+
+    model = LocalEmbedder()
+
+    class Embeds:
+        def embed(self, texts: list[str]) -> object:
+            return model.embed_batch(texts)
+
+    learned = CategoryModel.shipped(Embeds(), model.model_id)  # type: ignore[arg-type]
+    assert learned is not None
+    texts = [
+        "I'm red-green colour-blind, so describe things by shape.",
+        "short-sighted btw",
+        "I've had asthma since I was a kid.",
+        "My older brother Malik is a firefighter in Marseille.",
+        "My little sister Jo works as a paramedic.",
+    ]
+    got = categories_of(texts, model=learned)
+    assert got == [Category.HEALTH] * 3 + [Category.RELATIONSHIP] * 2, got
+    assert categories_of(["I have a deaf cat called Mo."], model=learned) != [Category.HEALTH]

@@ -40,7 +40,8 @@ __all__ = [
 
 #: What people do for a living ("I'm a wedding photographer" sets where one works).
 PROFESSIONS = (
-    r"accountant|actor|actress|analyst|architect|artist|auditor|baker|barber|barista|bartender|bookkeeper|"
+    r"accountant|actor|actress|air traffic controller|analyst|architect|artist|auditor|baker|barber|barista|"
+    r"bartender|bookkeeper|"
     r"builder|butcher|doula|estate agent|florist|hygienist|janitor|lifeguard|paralegal|porter|realtor|"
     r"sommelier|welder|"
     r"carpenter|carer|caregiver|cashier|chef|cleaner|coach|consultant|cook|counsell?or|courier|dentist|"
@@ -194,6 +195,8 @@ _KIN = (
 )
 _RELATION = re.compile(
     r"^\s*(?:(?i:actually|so|also|and|oh)[\s,]+)*(?:(?i:my|the user['’]s)|[A-Z][a-z]+['’]s) "
+    # "my older brother Malik", "my little sister Jo": who, with a word of age or rank
+    r"(?:(?i:older|younger|little|big|baby|eldest|oldest|youngest|twin|late|elder) )?"
     rf"({_KIN})(?: ([A-Z][a-z]+))?",
 )
 # texting drops the "my": "Partner's vegan.", "Grandad ezra turned 90", "Mum had a fall"

@@ -162,17 +162,36 @@ def guess_category(text: str) -> Category:
 
 def category_of(text: str, speaker: str = "the user", model: CategoryModel | None = None) -> Category:
     """The category of a fact, by what it is about first (:func:`slot_category`: where one
-    lives -> biography, one's job -> work, a diet -> preference, or health when it is medical),
-    then by ``model`` when given, else by the keyword rules (:func:`guess_category`).
+    lives -> biography, one's job -> work, a diet -> preference, or health when it is medical;
+    a condition of one's own -> health), then by ``model`` when given, else by the keyword rules
+    (:func:`guess_category`).
     ``speaker``: whom the first person is."""
     return categories_of([text], speaker, model)[0]
+
+
+# a condition of one's own, said with "I'm" or bare: "I'm red-green colour-blind", "short-sighted
+# btw", "I've had asthma since I was a kid" (a relation's is about the relation)
+_CONDITIONS = (
+    r"asthma\w*|diabet\w*|epilep\w*|coeliac|celiac|dyslexi\w*|autis\w*|adhd|colou?r[- ]?blind|"
+    r"(?:short|near|long|far)[- ]?sighted|deaf|hard of hearing|lactose[- ]intolerant|"
+    r"(?:allergic|intolerant) to|migraines?|arthritis|insomnia|anxiety|depression|ibs|crohn\w*"
+)
+_OWN_CONDITION = re.compile(
+    rf"^\s*(?:{_CONDITIONS})\b"
+    rf"|\b(?:i['’]?m|i am)\s+(?:[\w-]+\s+){{0,2}}?(?:{_CONDITIONS})\b"
+    rf"|\b(?:i['’]ve (?:got|had)|i have|i get)\s+(?:(?:bad|chronic|severe|mild)\s+)?(?:{_CONDITIONS})\b",
+    re.IGNORECASE,
+)
 
 
 def categories_of(
     texts: Sequence[str], speaker: str = "the user", model: CategoryModel | None = None
 ) -> list[Category]:
-    """:func:`category_of` for several facts, the model asked once for all that no slot tells."""
-    out = [slot_category(t, speaker) for t in texts]
+    """:func:`category_of` for several facts, the model asked once for all that no slot or
+    condition of one's own tells."""
+    out: list[Category | None] = [
+        slot_category(t, speaker) or (Category.HEALTH if _OWN_CONDITION.search(t) else None) for t in texts
+    ]
     free = [i for i, c in enumerate(out) if c is None]
     labels = model.predict([texts[i] for i in free]) if model else [guess_category(texts[i]) for i in free]
     for i, c in zip(free, labels):
