@@ -796,16 +796,11 @@ def test_a_request_that_states_a_plan_or_a_preference_is_stored(tmp_path) -> Non
 
 
 def test_a_condition_of_ones_own_is_health_and_a_relations_job_a_relationship() -> None:
-    from mem_pipeline.embed import LocalEmbedder
+    from mem_pipeline.embed import EmbeddingCache, LocalEmbedder
     from mem_pipeline.write.categories import CategoryModel, categories_of
 
     model = LocalEmbedder()
-
-    class Embeds:
-        def embed(self, texts: list[str]) -> object:
-            return model.embed_batch(texts)
-
-    learned = CategoryModel.shipped(Embeds(), model.model_id)  # type: ignore[arg-type]
+    learned = CategoryModel.shipped(EmbeddingCache(model), model.model_id)  # what a Memory passes it
     assert learned is not None
     texts = [
         "I'm red-green colour-blind, so describe things by shape.",

@@ -162,7 +162,7 @@ def test_the_rules_outrank_the_models_category_and_leave_it_what_they_cannot_tel
 
 
 def test_the_models_work_label_needs_a_word_of_work() -> None:
-    from mem_pipeline.embed import LocalEmbedder
+    from mem_pipeline.embed import EmbeddingCache, LocalEmbedder
     from mem_pipeline.write.categories import CategoryModel
 
     msgs = [
@@ -179,12 +179,7 @@ def test_the_models_work_label_needs_a_word_of_work() -> None:
     got = [f.category.value for f in LLMExtractor(Scripted([reply])).extract(msgs, WHEN).facts]  # type: ignore[arg-type]
     assert got == ["other", "work"]
     model = LocalEmbedder()
-
-    class Embeds:
-        def embed(self, texts: list[str]) -> object:
-            return model.embed_batch(texts)
-
-    learned = CategoryModel.shipped(Embeds(), model.model_id)  # type: ignore[arg-type]
+    learned = CategoryModel.shipped(EmbeddingCache(model), model.model_id)  # what a Memory passes it
     assert learned is not None
     ex = LLMExtractor(Scripted([reply]), categories=learned)  # type: ignore[arg-type]
     first, second = ex.extract(msgs, WHEN).facts

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from .lexical import content_words
 
 __all__ = [
+    "BECAME",
     "CHANGE_CUE",
     "OVER",
     "PROFESSIONS",
@@ -328,6 +329,9 @@ def changes(text: str) -> bool:
 
 #: Wordings that say something is over, whatever it was ("I've gone off Arctic Monkeys", "not
 #: into it any more"): shared with the reconciler's change rule (``write.reconcile``).
+#: What is one's own now, said as a change ("pho has become my go-to comfort meal"): shared with
+#: the reconciler's change rule (``write.reconcile``).
+BECAME = r"(?:has|have) become my|became my"
 OVER = r"gone off|went off|done with|over (?:it|them)|got rid of|didn['’]t last|not into|no more"
 #: ... and those that say it here, beyond a slot's own (_STOPPED): "cancelled my gym
 #: membership", "Barcelona didn't work out", "St Mary's was his old school".
@@ -380,8 +384,7 @@ _PLANNING = re.compile(r"\b(?:thinking (?:of|about)|might|maybe|planning|plan to
 #: "pho has become my go-to".
 _CHANGE = re.compile(
     r"\b(?:now|these days|nowadays|lately|currently|at the moment|instead|again|for good|from now on|"
-    r"from this week|back (?:on|to|in|into)|switched|swapped|changed|moved|relocated|"
-    r"(?:has|have) become my|became my)\b",
+    rf"from this week|back (?:on|to|in|into)|switched|swapped|changed|moved|relocated|{BECAME})\b",
     re.IGNORECASE,
 )
 

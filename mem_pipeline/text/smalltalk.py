@@ -169,7 +169,9 @@ def is_statement(sentence: str) -> bool:
         return False
     if _SAME.match(s):  # "Same job though.": what did not change, said of what was said before
         return False
-    if _DECLINE.match(s) or _FARE.match(s):  # "nah, not this year haha": a "no" that says nothing more
+    if _DECLINE.match(s):  # "nah, not this year haha": a "no" that says nothing more
+        return False
+    if _FARE.match(s):  # "Ha, lucky them."
         return False
     if _TRANSIENT.search(s) and len(words) <= 8:
         return False

@@ -89,8 +89,9 @@ def split_compound(sentence: str) -> list[str]:
     if first is not None and first.group().strip().lower() == "and" and not has_clause_verb(parts[0]):
         return [sentence]
     # each part with where it starts, so that parts joined again keep the words between them
-    seps = ["", *(m.group().strip(" ,").lower() for m in _COMPOUND.finditer(sentence))]
-    starts = [0, *(m.end() for m in _COMPOUND.finditer(sentence))]
+    found = list(_COMPOUND.finditer(sentence))
+    seps = ["", *(m.group().strip(" ,").lower() for m in found)]
+    starts = [0, *(m.end() for m in found)]
     joined: list[tuple[int, str]] = []
     for start, sep, p in zip(starts, seps, parts, strict=True):
         # "They live in Leeds and work in York": only the speaker's own "I" carries over

@@ -51,7 +51,7 @@ from ..llm import LLMClient, render_prompt
 from ..models import ExtractedFact, ReconcileBatch, StoredFact
 from ..text.lexical import STOPWORDS, content_words, stem
 from ..text.opinion import polarity, turns_away
-from ..text.slots import OVER, PROFESSIONS, Slot, changes, says_current, slot_of, tells_history
+from ..text.slots import BECAME, OVER, PROFESSIONS, Slot, changes, says_current, slot_of, tells_history
 from ..text.voice import conflicting_specifics, missing_specifics, third_person
 from .clauses import WORKPLACE, instead, left_place, remainder, sets, substituted
 
@@ -241,8 +241,7 @@ _ENDED = re.compile(
 _CHANGED = re.compile(
     r"\b(?:actually|correction|i meant|no longer|not \w+(?: \w+)? any ?more|anymore|any more|instead|"
     r"now|these days|nowadays|switched|swapped|changed|moved|quit|stopped|gave up|left|used to|"
-    # what is one's own now: "rajma chawal has become my go-to comfort meal"
-    r"(?:has|have) become my|became my|"
+    rf"{BECAME}|"  # what is one's own now: "rajma chawal has become my go-to comfort meal"
     # a slip of the speaker's own: "I misread the e-ticket: she lands on 11 January"
     r"misread|misremembered|mixed up|got (?:it|that|the \w+) wrong|i was wrong|"
     r"wrong (?:date|day|time|name))\b",
