@@ -812,3 +812,42 @@ def test_a_condition_of_ones_own_is_health_and_a_relations_job_a_relationship() 
     got = categories_of(texts, model=learned)
     assert got == [Category.HEALTH] * 3 + [Category.RELATIONSHIP] * 2, got
     assert categories_of(["I have a deaf cat called Mo."], model=learned) != [Category.HEALTH]
+
+
+def test_leave_takings_moments_and_thanks_with_more_said_are_small_talk() -> None:
+    from mem_pipeline.text.smalltalk import is_small_talk, is_statement
+
+    for said in [
+        "right, back to revising. cya",
+        "off to bed, night!",
+        "Scrubbing now, wish me luck.",
+        "I'm grabbing a coffee first.",
+        "i have a nap now",
+        "I just wanted to say thanks for sorting my CV, you've been brilliant and it reads so much better.",
+        "nah thats it from me lol.",
+    ]:
+        assert is_small_talk(said), said
+    for said in ["I have a nap every afternoon.", "I'm making a quilt for my niece.", "Working now as a welder."]:
+        assert is_statement(said), said
+    # a status said in one word is about the speaker
+    assert is_statement("Widow.") and is_statement("single dad tbh")
+
+
+def test_a_sentence_that_points_back_is_one_fact_with_the_one_before() -> None:
+    msgs = [Message(role="user", content="Flat white, extra hot. That's what I order every morning.")]
+    texts = [f.text for f in OfflineExtractor().extract(msgs, NOW).facts]
+    assert texts == ["Flat white, extra hot: that's what I order every morning."]
+
+
+def test_an_offer_said_before_a_bare_shall_i_and_a_suggestion_taken_up_by_doing_it() -> None:
+    def said(offer: str, reply: str) -> list[str]:
+        msgs = [Message(role="assistant", content=offer), Message(role="user", content=reply)]
+        return [f.text for f in OfflineExtractor().extract(msgs, NOW).facts]
+
+    offer = "I can reserve two seats at the Filmhouse for the 8pm showing on Friday. Want me to?"
+    assert said(offer, "yes please!") == ["I agreed: reserve two seats at the Filmhouse for the 8pm showing on Friday."]
+    tip = "The Pearce Institute runs a free pottery class on Thursdays, it might suit you."
+    assert said(tip, "Done, signed up this morning!") == [
+        "I signed up: the Pearce Institute runs a free pottery class on Thursdays."
+    ]
+    assert said(tip, "Hmm, maybe another time.") == []

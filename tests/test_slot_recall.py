@@ -189,3 +189,77 @@ def test_resigning_or_being_let_go_ends_the_job(memory: Memory, ending: str) -> 
     assert not any("line cook" in t for t in current), current
     hits = memory.search("what's my job?", user_id="u", now=T0 + timedelta(days=91)).hits
     assert hits and "line cook" not in hits[0].text
+
+
+def _later(m: Memory, days: int, text: str) -> None:
+    m.add([{"role": "user", "content": text}], user_id="u", timestamp=T0 + timedelta(days=days))
+
+
+def _facts(m: Memory) -> list[str]:
+    return [f.text for f in m.get_all(user_id="u") if f.kind == "fact"]
+
+
+def test_a_remark_on_how_a_job_feels_does_not_answer_what_the_job_is(memory: Memory) -> None:
+    _say(memory, "I'm a postman in Dundee. Long walks, easy job.")
+    _later(memory, 60, "I'm not a postman anymore. I started as a lab tech for the university in March.")
+    hits = memory.search("what do I do for work?", user_id="u", now=T0 + timedelta(days=61)).hits
+    assert hits and "lab tech" in hits[0].text, [h.text for h in hits]
+
+
+def test_a_day_corrected_by_contrast_rewrites_the_date_and_keeps_the_rest(memory: Memory) -> None:
+    _say(memory, "Our housewarming is on 4 May at the new flat in Leith.")
+    _later(memory, 3, "Oops, the housewarming is on the 11th, not the 4th.")
+    texts = _facts(memory)
+    assert "Our housewarming is on 11 May at the new flat in Leith." in texts, texts
+    assert not any("4 May" in t for t in texts)
+    for q in ("when is the housewarming?", "where is our housewarming?"):
+        hits = memory.search(q, user_id="u", now=T0 + timedelta(days=4)).hits
+        assert hits and "11 May" in hits[0].text, (q, [h.text for h in hits])
+
+
+def test_a_switch_from_one_thing_to_another_changes_only_that_thing(memory: Memory) -> None:
+    _say(memory, "My son Teo is 9 and plays rugby for the Wanderers.")
+    _later(memory, 120, "Teo switched from rugby to hockey over the summer.")
+    texts = _facts(memory)
+    assert "My son Teo is 9 and plays hockey for the Wanderers." in texts, texts
+    hits = memory.search("how old is Teo?", user_id="u", now=T0 + timedelta(days=121)).hits
+    assert hits and "9" in hits[0].text
+
+
+def test_a_new_count_rewrites_the_old_one_and_keeps_the_names(memory: Memory) -> None:
+    _say(memory, "We keep 2 hens, Dot and Mabel.")
+    _later(memory, 40, "A neighbour gave us another one so 3 hens now!")
+    texts = _facts(memory)
+    assert "We keep 3 hens, Dot and Mabel." in texts, texts
+    assert not any("2 hens" in t for t in texts)
+
+
+def test_a_new_job_in_another_trade_keeps_nothing_of_the_old_employer(memory: Memory) -> None:
+    _say(memory, "I'm a cashier at Lidl on Mill Road, weekends mostly.")
+    _later(memory, 90, "New job! I'm a trainee electrician now.")
+    assert not any("Lidl" in t for t in _facts(memory)), _facts(memory)
+
+
+def test_a_restriction_adds_to_the_diet_it_does_not_replace_it(memory: Memory) -> None:
+    _say(memory, "I don't eat beef, never have.", "I'm on a low-fat diet since my gallbladder op.")
+    texts = _facts(memory)
+    assert any("beef" in t for t in texts) and any("low-fat" in t for t in texts), texts
+    _later(memory, 30, "I'm vegan now.")
+    _later(memory, 31, "I'm vegetarian again.")
+    assert not any("vegan" in t for t in _facts(memory))
+
+
+def test_leaving_an_employer_drops_the_phrase_that_described_it(memory: Memory) -> None:
+    _say(memory, "I'm a designer. Took a contract job at Pixelwerk, a branding studio in Leipzig.")
+    _later(memory, 200, "Left Pixelwerk after a year.")
+    assert not any("studio" in t for t in _facts(memory)), _facts(memory)
+
+
+def test_what_sets_a_slot_and_what_only_says_how_it_is() -> None:
+    from mem_pipeline.text.lexical import has_clause_verb
+    from mem_pipeline.text.slots import states_value
+
+    assert states_value("I'm a welder at Harland's yard.") and states_value("i work like sommelier")
+    assert states_value("Got taken on as a runner at the Hilton.")
+    assert not states_value("Stressful job, good pay though.") and not states_value("Work is mad lately.")
+    assert not has_clause_verb("a printing shop in Deptford") and has_clause_verb("my dad printed it")

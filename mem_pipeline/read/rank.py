@@ -23,7 +23,7 @@ from ..store._payload import kind_of
 from ..text.dates import says_when
 from ..text.lexical import content_words
 from ..text.phrases import names_something
-from ..text.slots import says_current, says_ended, slot_of
+from ..text.slots import says_current, says_ended, slot_of, states_value
 
 __all__ = [
     "DATE_SLACK",
@@ -320,13 +320,13 @@ def history_last(ranked: Sequence[Ranked]) -> list[Ranked]:
 def sets_slot(payload: Mapping[str, Any], slot: str) -> bool:
     """Whether a valid fact sets ``slot`` to a value, as a question about the slot asks ("I
     quit my job" tells that a value ended, not what it is now)."""
-    return payload.get("slot") == slot and payload.get("valid", True) and not _stops(str(payload["text"]))
+    return payload.get("slot") == slot and payload.get("valid", True) and _gives_value(str(payload["text"]))
 
 
 @lru_cache(maxsize=8192)
-def _stops(text: str) -> bool:
+def _gives_value(text: str) -> bool:
     found = slot_of(text)
-    return found is not None and found.stopped
+    return found is not None and not found.stopped and states_value(text)
 
 
 def strengths(

@@ -280,7 +280,10 @@ def sparse_query(text: str) -> tuple[list[int], list[float]]:
 # -ing: "every morning", "the wedding", "something")
 _CLAUSE_VERB = re.compile(
     r"\b(?:i|we|i['’]m|we['’]re|i['’]ve|i['’]d|am|is|are|was|were|be|been|has|have|had|do|does|did|"
-    r"can|will|would|could|should|may|might|must|\w+ed|(?!(?:\w+th|morn|even|spr|str|k|r|w|wedd|ceil|"
+    # an "-ed" or "-ing" word after an article names a kind ("a branding agency", "a retired
+    # greyhound"), no verb
+    r"can|will|would|could|should|may|might|must|(?<!\ba )(?<!\ban )(?<!\bthe )\w+ed|"
+    r"(?<!\ba )(?<!\ban )(?<!\bthe )(?!(?:\w+th|morn|even|spr|str|k|r|w|wedd|ceil|"
     r"cloth|pudd|sibl|din)ing\b)\w+ing|lives|works|loves|likes|hates|"
     r"owns|runs|goes|plays|teaches|studies|says|gets|makes|wants|needs|keeps|got|went|met)\b",
     re.IGNORECASE,

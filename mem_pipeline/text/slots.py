@@ -36,6 +36,7 @@ __all__ = [
     "says_current",
     "says_ended",
     "slot_of",
+    "states_value",
     "tells_history",
 ]
 
@@ -134,6 +135,9 @@ _FAMILIES: list[tuple[str, re.Pattern[str]]] = [
             r"resign(?:ed|ing)? (?:from|at)|handed in (?:my|her|his|their) notice|for a living|"
             r"consultancy|(?:position|role|post) (?:at|with)|new (?:position|role|post)\b)\b"
             rf"|\b(?:i['’]?m|i am|is|as) an? (?:[\w-]+ ){{0,2}}(?:{PROFESSIONS}|{_ROLES})\b"
+            # a role one took up, whatever it is called ("started as a call handler", "got taken
+            # on as a runner", "hired as a picker")
+            r"|\b(?:started|starting|began|begun|hired|taken on|took a job|got a job|new job) as an? [\w-]+"
         ),
     ),
     (
@@ -257,6 +261,26 @@ def slot_of(text: str, speaker: str = "the user") -> Slot | None:
     return Slot(family, subject, value, stopped=stopped)
 
 
+# "job", "career" or "work" said of how it feels ("Quiet job, suits me.", "work is mad at the
+# moment") names no work; "work at", "job as" and the like do
+_BARE_WORK = re.compile(r"\b(?:jobs?|careers?|work(?:s|ing)?)\b(?! (?:at|for|in|as|with)\b)")
+_WORK = dict(_FAMILIES)["work"]
+_PROFESSION = re.compile(rf"\b(?:{PROFESSIONS})\b")
+
+
+def states_value(text: str) -> bool:
+    """Whether ``text`` says what its slot holds, not only how it is: "I'm a librarian at the
+    Mitchell" says where the user works, "Quiet job, suits me." sets the work slot by its word
+    but tells only what the job is like."""
+    slot = slot_of(text)
+    if slot is None:
+        return False
+    if slot.family != "work":
+        return True
+    low = text.lower()
+    return bool(_WORK.search(_BARE_WORK.sub(" ", _NOT_EMPLOYMENT.sub(" ", low))) or _PROFESSION.search(low))
+
+
 # what a question asks about, by family: the words of its statements and the questions' own
 _ASKED: list[tuple[str, re.Pattern[str]]] = [
     (
@@ -309,7 +333,8 @@ _TRAIT = re.compile(
     r"colou?r[- ]?blind|lactose[- ]intolerant|(?:allergic|intolerant) to|"
     r"night owl|early bird|(?:morning|night|evening) person|left[- ]handed|right[- ]handed|"
     # a status said bare ("No need, divorced.", "widowed, sadly")
-    r"divorced|widowed|separated|married|engaged|pregnant|retired)\b",
+    r"divorced|widowed|widow(?:er)?|divorcee|single (?:mum|mom|dad|parent)|separated|married|engaged|"
+    r"pregnant|retired)\b",
     re.IGNORECASE,
 )
 

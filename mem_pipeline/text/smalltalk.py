@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from .lexical import content_words, split_sentences, tokens
-from .slots import is_attribute
+from .slots import is_attribute, slot_of
 from .voice import strip_filler
 
 __all__ = ["FIRST_PERSON", "is_reaction", "is_small_talk", "is_statement"]
@@ -35,6 +35,16 @@ _TRANSIENT = re.compile(
     r"humid)|(?:mondays|fridays)\b|one of those days|what a (?:day|week|morning|night)\b|"
     r"glad (?:the|this) (?:week|day)(?:['’]s| is) over|where did the (?:year|time|week|day|summer) go|"
     r"false alarm|nvm|never ?mind|"
+    # what one is off to do, and hoping it goes well: "ok back to work, bye", "off to bed",
+    # "fingers crossed", "wish me luck"
+    r"(?:back|off) to (?:work|it|bed|sleep|the grind|my desk|studying|revising)\b|"
+    r"fingers crossed|wish me luck|"
+    # what one does this minute: "I make a tea now", "i'm grabbing a coffee", "blotting now"
+    r"i['’]?m (?:just |about to )?(?:making|having|grabbing|getting|taking) (?:a|an|some|my) "
+    r"(?:\w+ )?(?:tea|coffee|cuppa|snack|drink|shower|bath|nap|break|lunch|dinner|breakfast|walk|bed)\b|"
+    r"\bi (?:make|have|grab|get|take) (?:a|an|some|my) (?:\w+ )?(?:tea|coffee|cuppa|snack|drink|"
+    r"shower|bath|nap|break|lunch|dinner|breakfast|walk|bed) (?:right )?now\b|"
+    r"^\s*\w+ing (?:it )?now\s*(?:[,.!]|$)|"
     r"(?:so |very |really |super )?(?:excited|thrilled|stoked|nervous)\b|ttyl|brb|gtg|g2g|gotta go)",
     re.IGNORECASE,
 )
@@ -81,7 +91,10 @@ _DECLINE = re.compile(
     # "Nah, I'll pass.", "think I'll pass on that one, thanks"
     r"|^\s*(?:(?:nah+|nope|no|no thanks|thanks|hmm+|honestly)[\s,.!]+)*(?:i )?(?:think )?i['’]?ll pass"
     r"(?: on (?:it|that|this|that one|this one))?"
-    r"(?:[\s,.!]+(?:thanks|thank you|for now|this time))*[\s,.!]*$",
+    r"(?:[\s,.!]+(?:thanks|thank you|for now|this time))*[\s,.!]*$"
+    # "Hmm, maybe another time.", "not now, thanks"
+    r"|^\s*(?:(?:hmm+|nah+|no|ok|okay|thanks)[\s,.!]+)*(?:maybe |perhaps )?(?:another time|some other time|"
+    r"later|not (?:now|today|yet))(?:[\s,.!]+(?:thanks|thank you|though))*[\s,.!]*$",
     re.IGNORECASE,
 )
 # what one has none of, said bare: "No kids.", "No allergies either." (not "No problem", "No idea")
@@ -121,10 +134,13 @@ _QUESTION_START = re.compile(
 # a statement without its subject that opens like a question: "do the books for my mum's
 # florist", "did the school run", "have a dog and two cats" (not "do my parents know")
 _DONE = re.compile(r"^\s*(?:do|does|did|have|has|had)\s+(?:the|a|an|some|two|three)\b", re.I)
+# the stems of texting's contractions and particles ("thats", "dunno", "tbh")
+_SPOKEN = frozenset({"that", "dont", "dunno", "tbh", "idk", "imo", "ngl", "rn", "lol", "nah"})
 #: The speaker's first person ("I", "I'm", "my", "we", "our"...).
 FIRST_PERSON = re.compile(r"\b(?:i|i['’]m|i['’]ve|i['’]d|i['’]ll|me|my|mine|we|our|us)\b", re.IGNORECASE)
 _THANKS = re.compile(
     r"^\s*(?:(?:oh|ah|ok|okay|great|perfect|right)[\s,!]+)*"
+    r"(?:(?:i )?(?:just |really )?(?:wanted|want|wanna) to (?:say )?|i (?:just )?have to say )?"
     r"(?:thanks|thank you|thx|ty|cheers|much appreciated)\b",
     re.IGNORECASE,
 )
@@ -175,8 +191,8 @@ def is_statement(sentence: str) -> bool:
         return False
     if _TRANSIENT.search(s) and len(words) <= 8:
         return False
-    if not content_words(s):
-        return False
+    if slot_of(s) is None and not [w for w in content_words(s) if w not in _SMALL_TALK and w not in _SPOKEN]:
+        return False  # "nah thats my only one lol": texting's "thats", "lol" say nothing
     if FIRST_PERSON.search(s):
         return len(words) >= 2
     # a bare attribute said in passing ("pescatarian btw", "vegan", "non-smoker") is a statement,

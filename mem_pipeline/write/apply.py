@@ -301,6 +301,8 @@ def rewrite(
         update={
             "text": text,
             "updated_at": now,
+            # the new text was said then: as new as what said it (``read.newer``)
+            "last_seen_at": max(target.last_seen_at, when or now),
             "concepts": list(dict.fromkeys([*target.concepts, *concepts]))[:MAX_CONCEPTS],
             "sources": list(dict.fromkeys([*target.sources, *sources])),
         }

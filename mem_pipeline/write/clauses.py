@@ -14,7 +14,7 @@ from ..text.opinion import polarity
 from ..text.slots import slot_of
 from ..text.smalltalk import FIRST_PERSON
 
-__all__ = ["WORKPLACE", "instead", "left_place", "remainder", "sets", "substituted"]
+__all__ = ["ORDINAL", "WORKPLACE", "instead", "left_place", "remainder", "sets", "substituted"]
 
 _NAME_WORDS = r"(?:the\s+)?[A-Z0-9][\w'’&.-]*(?:\s+[A-Z0-9][\w'’&.-]*){0,3}"
 _PREPOSITION = r"(?:in|at|on|for|with|to|from|by|near)"
@@ -43,10 +43,19 @@ def instead(text: str, name: str) -> str | None:
     return a
 
 
+#: A number, or a day of the month by its ordinal ("the 12th").
+ORDINAL = re.compile(r"(\d+)(?:st|nd|rd|th)?")
+
+
 def substituted(text: str, name: str, said: str) -> str | None:
     """``text`` with ``said`` in place of ``name`` (pure): "My partner Dev works as a sound
-    engineer at the BBC", "BBC", "at Channel 4" -> "... at Channel 4"; None when ``text`` does
-    not name it."""
+    engineer at the BBC", "BBC", "at Channel 4" -> "... at Channel 4"; a number for a number,
+    in the stored fact's own writing ("wedding is on 12 September", "12th", "on the 19th" ->
+    "wedding is on 19 September"); None when ``text`` does not name it."""
+    day, new = ORDINAL.fullmatch(name), re.search(r"\d+", said)
+    if day and new:
+        out = re.sub(rf"\b{day.group(1)}(?=(?:st|nd|rd|th)?\b)", new.group(), text, count=1)
+        return None if out == text else out
     prep = re.match(rf"{_PREPOSITION}\s", said, re.I)
     if prep:  # the whole place: "at Guy's Hospital" -> "at St Thomas'"
         where = rf"\b(?i:{_PREPOSITION}\s+(?:the\s+)?{re.escape(name)})(?:['’]s)?\b(?:\s+[A-Z][\w'’-]*)*"

@@ -13,7 +13,7 @@ from ..text.lexical import STOPWORDS, content_words, split_sentences, stem, toke
 from ..text.smalltalk import is_reaction
 from .answers import question_about_user
 
-__all__ = ["GROUNDED", "fact_sources", "ground", "grounded_turns", "support", "widen"]
+__all__ = ["GROUNDED", "TOOK_UP", "fact_sources", "ground", "grounded_turns", "support", "widen"]
 
 _FREE_WORDS = frozenset(
     stem(w)
@@ -75,9 +75,9 @@ _FREE_WORDS = frozenset(
 GROUNDED = 0.6
 
 
-#: the frame the offline extractor puts round a proposal the user took up ("I agreed: bouldering."):
-#: its words are the pipeline's, not a claim the turns must support
-_AGREED = re.compile(r"^\s*I agreed:\s*")
+#: the frame the offline extractor puts round a proposal the user took up ("I agreed: bouldering.",
+#: "I enrolled: ..."): its words are the pipeline's, not a claim the turns must support
+_AGREED = re.compile(r"^\s*I (?:agreed|enrolled|signed up|registered|booked|joined|ordered|bought):\s*")
 
 
 def _words(fact_text: str, speakers: Sequence[str]) -> list[str]:
@@ -155,6 +155,22 @@ _CONFIRM = re.compile(
 )
 
 
+#: What the user says they did of the assistant's suggestion: "Done, just enrolled online!",
+#: "signed up!", "booked it"
+TOOK_UP = re.compile(
+    r"^\s*(?:(?:done|ok(?:ay)?|right|great|yes|yep|yeah)[\s,!.]+)*(?:i(?:['’]ve| have)? )?(?:just |already )?"
+    r"(?P<verb>enrolled|signed up|registered|booked (?:it|us|me|one|a \w+)|joined|ordered (?:it|one)|"
+    r"bought (?:it|one))\b",
+    re.IGNORECASE,
+)
+
+
+def _took_up(reply: str) -> bool:
+    """Whether the user's ``reply`` takes up what the assistant said before it ("yes", "book
+    it", "Done, just enrolled")."""
+    return bool(_CONFIRM.match(reply) or TOOK_UP.match(reply))
+
+
 #: A short reply that takes nothing up: it puts the question off or turns it down ("Hmm, let
 #: me think about it.", "Maybe later, thanks.", "Not sure yet").
 _PUTS_OFF = re.compile(
@@ -187,7 +203,7 @@ def fact_sources(messages: Sequence[Message], cited: Sequence[int]) -> list[str]
             if (
                 prev is not None
                 and prev.role == "assistant"
-                and (_CONFIRM.match(m.content) or ("?" in prev.content and len(tokens(m.content)) <= 6))
+                and (_took_up(m.content) or ("?" in prev.content and len(tokens(m.content)) <= 6))
                 and not _PUTS_OFF.search(m.content)
             ):
                 out.append(prev.content)
@@ -201,7 +217,7 @@ def fact_sources(messages: Sequence[Message], cited: Sequence[int]) -> list[str]
                     out.append(asked)
         else:
             nxt = messages[i + 1] if i + 1 < len(messages) else None
-            if nxt is not None and nxt.role == "user" and _CONFIRM.match(nxt.content):
+            if nxt is not None and nxt.role == "user" and _took_up(nxt.content):
                 out.append(m.content)
     return out
 

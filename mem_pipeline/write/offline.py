@@ -18,6 +18,7 @@ from ..text.voice import as_user, in_person, strip_filler
 from .answers import answered
 from .categories import CategoryModel, categories_of, category_of, timed
 from .extract import Extraction
+from .ground import TOOK_UP
 from .memorable import MemorableFilter
 
 __all__ = ["OfflineExtractor"]
@@ -170,11 +171,13 @@ class OfflineExtractor:
         """Each user turn's sentences that state something (the rules, in one batch for the
         whole call), and those of them the judge doubts (turn, sentence)."""
         said = {
-            turn_id: [
-                clean
-                for sentence in split_sentences(msg.content)
-                if is_statement(clean := requested(strip_filler(sentence)))
-            ]
+            turn_id: _joined(
+                [
+                    clean
+                    for sentence in split_sentences(msg.content)
+                    if is_statement(clean := requested(strip_filler(sentence)))
+                ]
+            )
             for turn_id, msg in enumerate(messages)
             if msg.role == "user"
         }
@@ -202,6 +205,14 @@ class OfflineExtractor:
                 # the acceptance itself ("Go on then, book me in!") says nothing more
                 said = [(t, d) for t, d in texts if not _CONFIRM.match(_SYMBOLS.sub("", t))]
                 texts = [(t, False) for t in _agreed(messages[turn_id - 1])] + said
+            elif (
+                turn_id > 0
+                and (did := TOOK_UP.match(plain))
+                and (took := _took_up(messages[turn_id - 1], did["verb"]))
+            ):
+                # "Done, just enrolled online!" after the assistant's suggestion: what was done
+                said = [(t, d) for t, d in texts if not TOOK_UP.match(_SYMBOLS.sub("", t))]
+                texts = [(t, False) for t in took] + said
             elif turn_id > 0 and messages[turn_id - 1].role == "assistant":
                 # "What's your name?" / "Ngozi": the answer, worded by the question; also when
                 # more follows it ("What are you reading?" / "Piranesi. Oh and we switched...")
@@ -325,6 +336,14 @@ def _agreed(prev: Message) -> list[str]:
     if not asked:
         return []
     offer = _OFFER_LEAD.sub("", _PREMISE.sub("", asked[-1])).strip().rstrip("?").strip()
+    if _ELLIPTIC.match(offer):
+        # "I can book a table for two at Dishoom at 7:30pm on Saturday. Shall I?": the offer
+        # is the statement the question stands for
+        lead = [t for t in split_sentences(prev.content[: prev.content.rfind(asked[-1])]) if t.strip()]
+        stated = _I_CAN.match(lead[-1]) if lead else None
+        if stated is None:
+            return []
+        return [f"I agreed: {as_user(lead[-1][stated.end() :].strip().rstrip('.!'))}."]
     offer = re.sub(r"^(?:i |we )?remember that ", "", offer, flags=re.IGNORECASE)
     if not tokens(offer):
         return []
@@ -354,6 +373,50 @@ def _agreed(prev: Message) -> list[str]:
         return [f"{agreed} ({context})."]
     named = _antecedent(prev.content, asked[-1])
     return [f"{agreed} ({named})." if named else f"{agreed}."]
+
+
+#: a question that stands for the offer said before it ("Shall I?", "Want me to?")
+_ELLIPTIC = re.compile(
+    r"^\s*(?:shall i|should i|want me to|do you want me to|would you like me to|(?:is that|does that sound|"
+    r"sound) (?:ok|okay|good|alright)|ok|okay)?\s*$",
+    re.IGNORECASE,
+)
+#: the assistant's offer to do something, said as a statement ("I can book ...", "I'll add ...")
+_I_CAN = re.compile(r"^\s*(?:i can|i could|i['’]ll|i will|i['’]d be happy to|happy to)\s+", re.IGNORECASE)
+#: a sentence that points back at the one before for what it is about ("Earl Grey, milk, no
+#: sugar. That's how I take my tea.")
+_POINTS_BACK = re.compile(r"^\s*(?:that|this)(?:['’]s| is) (?:how|what|why|where|when|the way)\b", re.I)
+
+
+def _joined(sentences: list[str]) -> list[str]:
+    """``sentences`` with each one that points back at the statement before it joined to that
+    one: "Earl Grey, milk, no sugar: that's how I take my tea, always have." is one fact, which
+    a later "I can't do Earl Grey anymore" replaces whole."""
+    out: list[str] = []
+    for sentence in sentences:
+        if out and _POINTS_BACK.match(sentence):
+            out[-1] = f"{out[-1].rstrip('.!')}: {sentence[0].lower()}{sentence[1:]}"
+        else:
+            out.append(sentence)
+    return out
+
+
+def _took_up(prev: Message, verb: str) -> list[str]:
+    """What the user did of the assistant's suggestion just before, when they say they did it
+    ("The library runs a beginners' Welsh evening class on Wednesdays" / "Done, just
+    enrolled online!" -> "I enrolled: the library runs a beginners' Welsh evening class on
+    Wednesdays."): the suggestion's first statement that names something."""
+    if prev.role != "assistant":
+        return []
+    for sentence in split_sentences(prev.content):
+        said = _PREMISE.sub("", sentence).strip()
+        if said.endswith("?") or not tokens(said) or not re.search(r"\b[A-Z][a-z]", said[1:]):
+            continue
+        said = re.split(r",\s*(?:it|that|which)\s+(?:could|might|would|may|is|['’]s)\b", said)[0]
+        said = as_user(said.rstrip(".!"))
+        done = "signed up" if verb.lower().startswith("signed") else verb.split()[0].lower()
+        return [f"I {done}: {said[0].lower() + said[1:]}."]
+    return []
 
 
 #: an offer of something said in the chat and done with (a joke, a story, a pep talk)

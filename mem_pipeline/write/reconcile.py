@@ -53,7 +53,7 @@ from ..text.lexical import STOPWORDS, content_words, stem
 from ..text.opinion import polarity, turns_away
 from ..text.slots import BECAME, OVER, PROFESSIONS, Slot, changes, says_current, slot_of, tells_history
 from ..text.voice import conflicting_specifics, missing_specifics, third_person
-from .clauses import WORKPLACE, instead, left_place, remainder, sets, substituted
+from .clauses import ORDINAL, WORKPLACE, instead, left_place, remainder, sets, substituted
 
 __all__ = [
     "Decision",
@@ -116,7 +116,8 @@ _CORRECTION = re.compile(
     re.IGNORECASE,
 )
 _NEGATED = re.compile(
-    r"\b(?:not|no longer|instead of|rather than)\s+(?:in |at |on |a |an |the )?([A-Z][\w-]+|\d[\w.,:-]*)"
+    r"\b(?:not|no longer|instead of|rather than)\s+(?:in |at |on |a |an |the )?"
+    r"([A-Z][\w-]+|\d(?:[\w:-]|[.,](?=\w))*)"
 )
 
 
@@ -155,11 +156,11 @@ def decide(
         d = _by_slot(fact, slot, in_slot)
         if d is not None:
             return slot_keeping(d, text, slot)
-    role = _by_role(text, neighbours)
+    role = _by_role(text, neighbours) or _by_switch(text, neighbours) or _by_count(text, neighbours)
     if role is not None:
         return role
     for name in [*_NEGATED.findall(text), *_NOT_ANYMORE.findall(text)]:
-        word = re.compile(rf"\b{re.escape(name)}\b", re.IGNORECASE)
+        word = re.compile(rf"\b{_said(name)}\b", re.IGNORECASE)
         for f, sim in neighbours:
             if sim >= 0.3 and word.search(f.text) and not word.search(_after_negation(text, name)):
                 said = instead(text, name)
@@ -207,7 +208,8 @@ def decide(
         names = _names(text) & _names(f.text)
         left = len(names) == 1 and left_place(text, next(iter(names)))
         return _keeping_rest(d, text, names) if left else d
-    if (_CHANGED.search(text) or _ENDED.search(text)) and not tells_history(text):
+    said = _NEVER_CHANGED.sub(" ", text)  # "miso showed up one day and never left"
+    if (_CHANGED.search(said) or _ENDED.search(said)) and not tells_history(text):
         me = _person(fact.subject)
         for f, s in neighbours:
             other = _person(f.metadata.get("speaker"))
@@ -245,6 +247,12 @@ _CHANGED = re.compile(
     # a slip of the speaker's own: "I misread the e-ticket: she lands on 11 January"
     r"misread|misremembered|mixed up|got (?:it|that|the \w+) wrong|i was wrong|"
     r"wrong (?:date|day|time|name))\b",
+    re.IGNORECASE,
+)
+#: A change said not to have happened ("never left", "haven't changed").
+_NEVER_CHANGED = re.compile(
+    r"\b(?:never|not|didn['’]t|did not|haven['’]t|hasn['’]t|won['’]t|wouldn['’]t) (?:really |ever |yet )?"
+    r"(?:left|quit|stopped|changed|moved|gave up|switched|sold|replaced|ended)\b",
     re.IGNORECASE,
 )
 #: Words of change and time that say nothing of what a fact is about.
@@ -287,6 +295,13 @@ _CALENDAR = frozenset(
 )
 
 
+def _said(name: str) -> str:
+    """A pattern for ``name`` as a stored fact may write it: a day of the month with or
+    without its ordinal ("not the 12th" names "12 September")."""
+    day = ORDINAL.fullmatch(name)
+    return rf"{day.group(1)}(?:st|nd|rd|th)?" if day else re.escape(name)
+
+
 def contrasts(text: str) -> bool:
     """Whether ``text`` corrects by contrast, saying what holds instead of a name ("Ines is at
     St Thomas', not Guy's")."""
@@ -316,6 +331,70 @@ def _by_role(text: str, neighbours: Sequence[tuple[StoredFact, float]]) -> Decis
             continue
         fixed = said.sub(lambda _: new, f.text, count=1)
         return Decision("UPDATE", target=f, text=fixed, reason=f"says {new}, not {old} (cosine {sim:.3f})")
+    return None
+
+
+# "she switched from violin to cello", "we've gone from two cars to one": the one thing that
+# changed, said with what it was
+_FROM_TO = re.compile(
+    r"\b(?:switched|swapped|changed|moved|gone|went|upgraded|downgraded|converted)(?: \w+)? (?:over )?"
+    r"from (?:the |a |an |my |her |his |their )?(?P<old>[\w-]+(?: [\w-]+)?) "
+    r"(?:to|for) (?:the |a |an |my |her |his |their )?(?P<new>[\w-]+(?: [\w-]+)?)\b",
+    re.I,
+)
+
+
+_NUMBER = r"\d+|one|two|three|four|five|six|seven|eight|nine|ten"
+# "so 3 cats now", "we're down to two cars": how many, said as what holds now
+_COUNT_NOW = re.compile(
+    rf"\b(?P<n>{_NUMBER}) (?P<what>[a-z]{{3,}}s)\b(?=.*\b(?:now|these days|nowadays|anymore|any more)\b)"
+    rf"|\b(?:now|down to|up to) (?:have |got )?(?P<n2>{_NUMBER}) (?P<what2>[a-z]{{3,}}s)\b",
+    re.I,
+)
+
+
+def _by_count(text: str, neighbours: Sequence[tuple[StoredFact, float]]) -> Decision | None:
+    """A count that changed ("guess who adopted a third, so 3 cats now" after "we have 2 cats,
+    tofu and miso"): an UPDATE of the related stored fact that gives another count of the same
+    things, with the new number in its place; what else it says (their names) still holds."""
+    m = _COUNT_NOW.search(text)
+    if m is None:
+        return None
+    n, what = (m.group("n"), m.group("what")) if m.group("n") else (m.group("n2"), m.group("what2"))
+    count = re.compile(rf"\b(?:{_NUMBER}) {re.escape(what)}\b", re.I)
+    for f, sim in neighbours:
+        found = count.search(f.text) if sim >= 0.3 else None
+        if found is None or found.group().split()[0].lower() == n.lower():
+            continue
+        fixed = f"{f.text[: found.start()]}{n} {what}{f.text[found.end() :]}"
+        return Decision("UPDATE", target=f, text=fixed, reason=f"now {n} {what} (cosine {sim:.3f})")
+    return None
+
+
+def _head(phrase: str) -> str:
+    """``phrase`` without a trailing word that starts what follows it ("cello in", "tea this")."""
+    words = phrase.split()
+    return words[0] if len(words) > 1 and words[1].lower() in STOPWORDS | _CALENDAR else phrase
+
+
+def _by_switch(text: str, neighbours: Sequence[tuple[StoredFact, float]]) -> Decision | None:
+    """A change of one detail said as "from A to B" ("Ines switched from violin to cello"): an
+    UPDATE of the related stored fact that says A, about the same person (a name both give, or
+    both the speaker's own), with B in its place. The rest of that fact still holds ("My
+    daughter Ines is 11 and plays violin" keeps her age)."""
+    m = _FROM_TO.search(text)
+    if m is None:
+        return None
+    old, new = (_head(m.group(g)) for g in ("old", "new"))
+    said = re.compile(rf"\b{re.escape(old)}\b", re.I)
+    words = set(re.findall(r"\w+", text.lower()))
+    for f, sim in neighbours:
+        if sim < 0.3 or not said.search(f.text) or re.search(rf"\b{re.escape(new)}\b", f.text, re.I):
+            continue
+        if not (_names(f.text) & words or (_SELF.match(text) and _SELF.match(f.text))):
+            continue
+        fixed = said.sub(lambda _: new, f.text, count=1)
+        return Decision("UPDATE", target=f, text=fixed, reason=f"from {old} to {new} (cosine {sim:.3f})")
     return None
 
 
@@ -350,14 +429,29 @@ def slot_keeping(d: Decision, text: str, slot: Slot) -> Decision:
         # "I no longer eat meat" ends "big fan of steak" too, which no rule can tell; and
         # every clause of how one wants answers ("short, bullet points") is about them
         return d
-    if slot.family == "work" and _TITLE.search(text) and not WORKPLACE.search(text):
+    if slot.family == "work" and _TITLE.search(text) and not WORKPLACE.search(text) and _same_trade(d, text):
         # "I'm a senior developer now" after "I'm a junior developer at Spotify": a new
-        # title, the same employer ("Got promoted")
+        # title, the same employer ("Got promoted"); not "New job! I'm a dental nurse now"
+        # after "I'm a barista at Fernhill Coffee"
         return _keeping(d, lambda clause: sets(clause, slot.family), workplace=True)
     if slot.family == "diet" and _NO_ANIMAL.search(text):
         # "went vegetarian" ends "big fan of steak" too
         return _keeping(d, lambda clause: sets(clause, "diet") or bool(_ANIMAL_FOOD.search(clause)))
     return _keeping(d, lambda clause: sets(clause, slot.family))
+
+
+_TRADE = re.compile(rf"\b(?:{PROFESSIONS})\b", re.I)
+
+
+def _same_trade(d: Decision, text: str) -> bool:
+    """Whether a new title in ``text`` is one at the same employer as ``d``'s target said: a
+    promotion, or the same trade named again, not a new job."""
+    if re.search(r"\bpromot(?:ed|ion)\b", text, re.I):
+        return True
+    if d.target is None or re.search(r"\bnew (?:job|employer|company)\b", text, re.I):
+        return False
+    mine = {m.lower() for m in _TRADE.findall(text)}
+    return not mine or bool(mine & {m.lower() for m in _TRADE.findall(d.target.text)})
 
 
 def _keeping(
@@ -388,6 +482,15 @@ def _keeping_rest(d: Decision, text: str, changed: set[str]) -> Decision:
     return replace(kept, keep=tuple(k for k in kept.keep if len(content_words(k[2])) >= 3))
 
 
+#: A diet one follows, which holds one at a time.
+_DIET = re.compile(
+    r"\b(?:vegetarian|veggie|vegan|pescatarian|pescetarian|flexitarian|keto|paleo|carnivore|omnivore|"
+    r"plant[- ]based|eat (?:meat|everything|anything) (?:again|now)|"
+    r"(?:don['’]t|do not|no longer) eat meat)\b",
+    re.I,
+)
+
+
 def _by_slot(fact: ExtractedFact, slot: Slot, in_slot: Sequence[tuple[StoredFact, Slot]]) -> Decision | None:
     """Rule 2 (same slot), or None when the slot decides nothing."""
     current = [(f, s) for f, s in in_slot if f.is_valid]
@@ -413,7 +516,10 @@ def _by_slot(fact: ExtractedFact, slot: Slot, in_slot: Sequence[tuple[StoredFact
         for f, s in current
         if not (value and (value <= set(s.value) or (set(s.value) <= value and not negated)))
     ]
-    if other and (slot.single or changes(fact.text)):
+    # one diet at a time ("vegan" after "vegetarian"), but a restriction adds to it ("a
+    # low-sodium diet for my kidneys" after "I don't eat pork")
+    single = slot.single and not (slot.family == "diet" and not _DIET.search(fact.text))
+    if other and (single or changes(fact.text)):
         reversal = any(value and value & set(s.value) for _, s in past)
         why = "a reversal to an earlier value" if reversal else "a new value"
         return Decision("SUPERSEDE", target=other[0], also=tuple(other[1:]), reason=f"{where}: {why}")
