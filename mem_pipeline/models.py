@@ -214,6 +214,10 @@ class StoredFact(BaseModel):
     reply_to: str | None = None
     sources: list[str] = Field(default_factory=list)
     slot: str | None = None
+    #: a turn of an extracting ``add`` in which the extractor found no fact (small talk it
+    #: let through, a passing remark): kept for search, but it alone never makes a question
+    #: count as about what the memory holds (``read``'s relevance gate)
+    bare: bool = False
 
     @property
     def is_valid(self) -> bool:

@@ -827,7 +827,11 @@ def test_leave_takings_moments_and_thanks_with_more_said_are_small_talk() -> Non
         "nah thats it from me lol.",
     ]:
         assert is_small_talk(said), said
-    for said in ["I have a nap every afternoon.", "I'm making a quilt for my niece.", "Working now as a welder."]:
+    for said in [
+        "I have a nap every afternoon.",
+        "I'm making a quilt for my niece.",
+        "Working now as a welder.",
+    ]:
         assert is_statement(said), said
     # a status said in one word is about the speaker
     assert is_statement("Widow.") and is_statement("single dad tbh")
@@ -845,7 +849,9 @@ def test_an_offer_said_before_a_bare_shall_i_and_a_suggestion_taken_up_by_doing_
         return [f.text for f in OfflineExtractor().extract(msgs, NOW).facts]
 
     offer = "I can reserve two seats at the Filmhouse for the 8pm showing on Friday. Want me to?"
-    assert said(offer, "yes please!") == ["I agreed: reserve two seats at the Filmhouse for the 8pm showing on Friday."]
+    assert said(offer, "yes please!") == [
+        "I agreed: reserve two seats at the Filmhouse for the 8pm showing on Friday."
+    ]
     tip = "The Pearce Institute runs a free pottery class on Thursdays, it might suit you."
     assert said(tip, "Done, signed up this morning!") == [
         "I signed up: the Pearce Institute runs a free pottery class on Thursdays."

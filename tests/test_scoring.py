@@ -704,6 +704,24 @@ def test_the_relevance_floor_gates_the_question_not_each_hit(mem) -> None:  # ty
     ]
 
 
+def test_a_turn_the_extractor_found_nothing_in_does_not_pass_the_gate_alone(mem) -> None:  # type: ignore[no-untyped-def]
+    # a one-off mishap and a plea for help: no fact, the turn kept for search
+    r = mem.add("Argh, the cat knocked my coffee onto the laptop. How do I dry it out??", user_id="g")
+    assert [e.event for e in r.events] == [] and len(r.turns) == 1
+    turn = mem.get_all(user_id="g")[0]
+    assert turn.kind == "turn" and turn.bare
+    # it is near "what do I like to drink?" in words, and alone is no memory of what one likes
+    assert mem.search("what do I like to drink?", user_id="g").hits == []
+    # a fact that passes the gate brings the turn back with it; min_score=0 finds it too
+    mem.add("I drink my coffee black, two sugars.", user_id="g")
+    texts = [h.text for h in mem.search("what do I like to drink?", user_id="g").hits]
+    assert texts[0] == "I drink my coffee black, two sugars." and len(texts) == 2
+    assert mem.search("dry laptop", user_id="h", min_score=0).hits == []  # another user's
+    # a turn of a raw add is never bare: nothing was asked of an extractor
+    mem.add("Argh, the dog knocked my tea onto the sofa.", user_id="k", infer=False)
+    assert not mem.get_all(user_id="k")[0].bare
+
+
 def test_a_request_that_names_the_person_only_as_who_it_is_for_is_a_general_question(mem) -> None:  # type: ignore[no-untyped-def]
     mem.add("I run a little bike repair shop in Utrecht with my cousin Daan.", user_id="g")
     mem.add("My sister Ana lives in Porto with her two dogs.", user_id="g")

@@ -179,7 +179,8 @@ class Reader:
         concept of theirs); a fact that sets the ``slot`` the question asks for is relevant
         however its words compare ("can I eat salmon?" and "Pescatarian"): its confidence is at
         least :data:`SLOT_CONFIDENCE`. A candidate that names what the ``question`` asks about
-        ("which city is defne in?" and "My girlfriend Defne ...") is about it too."""
+        ("which city is defne in?" and "My girlfriend Defne ...") is about it too. A turn the
+        extractor found no fact in (``StoredFact.bare``) never passes the ``floor`` alone."""
         cfg = self.parts.config
         out = []
         for r in ranked[:scan]:
@@ -191,7 +192,10 @@ class Reader:
             out.append(r)
         if not floor:
             return out
-        if max((r.parts.confidence for r in out), default=0.0) < floor:
+        # a turn the extractor found nothing in ("Help, I spilt red wine on the rug, how do I get
+        # it out??") does not make the question one about what is held ("what do I like to
+        # drink?"); it is still returned when something else is
+        if max((r.parts.confidence for r in out if not r.cand.payload.get("bare")), default=0.0) < floor:
             return []
         return [r for r in out if r.parts.confidence >= cfg.hit_floor]
 

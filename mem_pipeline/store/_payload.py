@@ -127,6 +127,7 @@ def fact_to_payload(f: StoredFact, embed_text: str, index_text: str) -> dict[str
         "kind": f.kind,
         "sources": list(f.sources),
         "slot": f.slot,
+        "bare": f.bare,
         "key_hash": repeat_key(f.scope, f.origin, f.text, embed_text, f.metadata),
         "text": f.text,
         "embed_text": embed_text,
@@ -182,6 +183,7 @@ def payload_to_fact(point_id: Any, p: Mapping[str, Any]) -> StoredFact:
         kind=kind_of(p),  # type: ignore[arg-type]
         sources=list(p.get("sources") or []),
         slot=p.get("slot"),
+        bare=bool(p.get("bare", False)),
         text=p["text"],
         category=Category(p.get("category", "other")),
         concepts=list(p.get("concepts") or []),

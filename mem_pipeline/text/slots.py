@@ -78,7 +78,7 @@ _FAMILIES: list[tuple[str, re.Pattern[str]]] = [
             # where one rents or flats is where one lives ("flatting in dunedin", "we rent a
             # cottage in Fremantle", "renting in freo again", "bought a house in Bassendean")
             r"flatting in|(?:rent|rents|renting) (?:in|a (?:[\w-]+ ){0,2}in)|"
-            r"bought (?:a|our|my) (?:[\w-]+ ){0,2}(?:house|flat|apartment|home) in|"
+            r"(?:bought|buying|buy) (?:a|our|my) (?:[\w-]+ ){0,2}(?:house|flat|apartment|home|place) in|"
             # a transfer to another branch or office moves where one is ("got transferred to the
             # mumbai branch"); a transfer to a team or a school does not
             r"(?:transferred|posted|relocated) to (?:the |our |their |a )?(?:[\w-]+ ){0,2}"

@@ -121,8 +121,11 @@ class Writer:
         # this call, six names cost four times the turn itself
         turn_concepts = [concepts or candidate_phrases(m.content)[:8] for _, m in turns]
         vectors = self.parts.embed.embed([*dense_turns, *dense_facts])
+        # the turns the extractor found nothing in (not those it could not read)
+        found = {i for f in facts for i in f.source_turns}
+        bare = set() if raw else {i for i, _ in turns if i not in found and i not in unread}
         turn_ids = self._write_turns(
-            scope, msgs, meta, turns, turn_concepts, turn_texts, vectors, when, pending_id, result
+            scope, msgs, meta, turns, turn_concepts, turn_texts, vectors, when, pending_id, result, bare
         )
         if facts:
             fact_vecs = vectors[len(turns) : len(turns) + len(facts)]
@@ -149,8 +152,10 @@ class Writer:
         when: datetime,
         pending_id: str | None,
         result: AddResult,
+        bare: set[int],
     ) -> dict[int, str]:
-        """Store the turns; the id of each by its index in ``msgs``."""
+        """Store the turns; the id of each by its index in ``msgs`` (``bare``: the indexes of
+        those the extractor found no fact in)."""
         ids: dict[int, str] = {}
         raw = result.extractor == "raw"
         decision = Decision("ADD", reason="turn")
@@ -186,6 +191,7 @@ class Writer:
                         recent,
                         asked,
                         repeat="keep" if pending_id is not None else "reinforce",
+                        bare=i in bare,
                     )
                     ids[i] = str(events[0].id)
                     (result.events if raw else result.turns).extend(events)

@@ -48,11 +48,13 @@ def apply_decision(
     sources: Sequence[str] = (),
     slot: str | None = None,
     repeat: str = "reinforce",
+    bare: bool = False,
 ) -> list[AddEvent]:
     """Carry out ``decision`` for one new fact, or raw turn (``origin == "raw"``); the events
     it makes. ``sources``: the ids of the turns a fact came from; ``slot``: the attribute it
-    sets. An exact repeat of a stored fact or turn reinforces it, or with ``repeat="keep"`` (a
-    retried add finding what it wrote the first time) is only reported."""
+    sets; ``bare``: a turn the extractor found no fact in (``StoredFact.bare``). An exact
+    repeat of a stored fact or turn reinforces it, or with ``repeat="keep"`` (a retried add
+    finding what it wrote the first time) is only reported."""
     store, now = parts.store, parts.now()
     kind: Kind = "turn" if origin == "raw" else "fact"
     if decision.action == "NOOP":
@@ -116,6 +118,7 @@ def apply_decision(
         kind=kind,  # type: ignore[arg-type]
         sources=list(dict.fromkeys(sources)),
         slot=slot,
+        bare=bare,
     )
     store.upsert_facts([(stored, vec, embed_text, index_text)])
     parts.links.update(scope, [], stored.concepts, when, fact_id=stored.id)
