@@ -263,3 +263,10 @@ def test_what_sets_a_slot_and_what_only_says_how_it_is() -> None:
     assert states_value("Got taken on as a runner at the Hilton.")
     assert not states_value("Stressful job, good pay though.") and not states_value("Work is mad lately.")
     assert not has_clause_verb("a printing shop in Deptford") and has_clause_verb("my dad printed it")
+    # the first days of a new job name it, and say that it changed
+    from mem_pipeline.text.slots import changes, slot_of
+
+    for said in ("Day one as pastry-chef at Rosa's done!", "first shift over as a porter at St Mary's"):
+        found = slot_of(said)
+        assert found is not None and found.family == "work" and changes(said), said
+    assert slot_of("one week as a tourist in Lisbon") is None

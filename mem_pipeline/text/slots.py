@@ -138,6 +138,9 @@ _FAMILIES: list[tuple[str, re.Pattern[str]]] = [
             # a role one took up, whatever it is called ("started as a call handler", "got taken
             # on as a runner", "hired as a picker")
             r"|\b(?:started|starting|began|begun|hired|taken on|took a job|got a job|new job) as an? [\w-]+"
+            # "Week one as sous-chef done", "first week as a trainee paralegal"
+            r"|\b(?:week|day|month|shift) (?:one|1|done)? ?as (?:an? )?(?:[\w-]+ ){0,2}(?:\w+-)?"
+            rf"(?:{PROFESSIONS})\b"
         ),
     ),
     (
@@ -159,7 +162,9 @@ SINGLE_VALUED = frozenset(
 CHANGE_CUE = re.compile(
     r"\b(?:actually|correction|i meant|no longer|not \w+(?: \w+)? any ?more|anymore|any more|instead|"
     r"now|these days|nowadays|switched|swapped|changed|moved|new|again|back (?:to|in|together)|"
-    r"started|joined|quit|stopped|gave up|left|used to|not any longer|lately)\b",
+    r"started|joined|quit|stopped|gave up|left|used to|not any longer|lately|"
+    # the first days of a new job: "First week done as a trainee paralegal"
+    r"first (?:day|week|shift|month)s? (?:done |over )?(?:as|at)|(?:day|week) one as)\b",
     re.IGNORECASE,
 )
 _STOPPED = re.compile(
