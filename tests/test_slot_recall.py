@@ -270,3 +270,21 @@ def test_what_sets_a_slot_and_what_only_says_how_it_is() -> None:
         found = slot_of(said)
         assert found is not None and found.family == "work" and changes(said), said
     assert slot_of("one week as a tourist in Lisbon") is None
+
+
+def test_a_date_that_moved_rewrites_the_date_and_keeps_where_and_who(memory: Memory) -> None:
+    _say(memory, "My brother Idris is getting married on 3rd of May in Cardiff, I'm his best man.")
+    _later(memory, 20, "The registry office double-booked, so Idris's wedding got postponed to 14 June.")
+    texts = _facts(memory)
+    assert "My brother Idris is getting married on 14 June in Cardiff." in texts, texts
+    assert not any("3rd of May" in t for t in texts)
+
+
+def test_where_one_is_now_is_where_one_lives(memory: Memory) -> None:
+    _say(memory, "I live in Galway with my two cats.")
+    _later(memory, 100, "Galway got too pricey, I'm in Limerick these days.")
+    hits = memory.search("which city do I live in?", user_id="u", now=T0 + timedelta(days=101)).hits
+    assert hits and "Limerick" in hits[0].text, [h.text for h in hits]
+    from mem_pipeline.text.slots import slot_of
+
+    assert slot_of("we're in a meeting now") is None and slot_of("I'm in bed now") is None

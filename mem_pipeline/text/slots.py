@@ -78,6 +78,10 @@ _FAMILIES: list[tuple[str, re.Pattern[str]]] = [
             # where one rents or flats is where one lives ("flatting in dunedin", "we rent a
             # cottage in Fremantle", "renting in freo again", "bought a house in Bassendean")
             r"flatting in|(?:rent|rents|renting) (?:in|a (?:[\w-]+ ){0,2}in)|"
+            # where one is, said as what holds now ("we're in wroclaw these days")
+            r"(?:i['’]m|we['’]re|i am|we are) (?:now )?(?:in|over in|out in) (?!(?:a|an|the|my|our|bed|love|"
+            r"trouble|charge|hospital|pain|town|work|school|class|therapy|debt|luck|shape|a rush)\b)\w+ "
+            r"(?:now|these days|nowadays)|"
             r"(?:bought|buying|buy) (?:a|our|my) (?:[\w-]+ ){0,2}(?:house|flat|apartment|home|place) in|"
             # a transfer to another branch or office moves where one is ("got transferred to the
             # mumbai branch"); a transfer to a team or a school does not

@@ -156,7 +156,12 @@ def decide(
         d = _by_slot(fact, slot, in_slot)
         if d is not None:
             return slot_keeping(d, text, slot)
-    role = _by_role(text, neighbours) or _by_switch(text, neighbours) or _by_count(text, neighbours)
+    role = (
+        _by_role(text, neighbours)
+        or _by_switch(text, neighbours)
+        or _by_count(text, neighbours)
+        or _by_date(text, neighbours)
+    )
     if role is not None:
         return role
     for name in [*_NEGATED.findall(text), *_NOT_ANYMORE.findall(text)]:
@@ -368,6 +373,41 @@ def _by_count(text: str, neighbours: Sequence[tuple[StoredFact, float]]) -> Deci
             continue
         fixed = f"{f.text[: found.start()]}{n} {what}{f.text[found.end() :]}"
         return Decision("UPDATE", target=f, text=fixed, reason=f"now {n} {what} (cosine {sim:.3f})")
+    return None
+
+
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|"
+    r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+)
+#: A day of a month, either way round ("14 of June", "20 September", "June 14th").
+_DAY = rf"(?:\d{{1,2}}(?:st|nd|rd|th)?(?: of)? {_MONTH}|{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?)\b"
+# "the wedding is pushed to 20 September", "my appointment got moved to March 3rd"
+_DATE_MOVED = re.compile(
+    rf"\b(?:pushed|moved|postponed|rescheduled|changed|brought forward|put back|delayed)(?: back)? "
+    rf"(?:to|till|until|for) (?:the )?(?P<day>{_DAY})",
+    re.I,
+)
+
+
+def _by_date(text: str, neighbours: Sequence[tuple[StoredFact, float]]) -> Decision | None:
+    """A date that moved ("Valeria's wedding is pushed to 20 September" after "My sister
+    Valeria is marrying on 14 of June in Oaxaca"): an UPDATE of the related stored fact that
+    gives one date, of the same people or things, with the new date in its place; where, who
+    and the rest still hold."""
+    m = _DATE_MOVED.search(text)
+    if m is None:
+        return None
+    day = re.compile(_DAY, re.I)
+    words = set(re.findall(r"\w+", text.lower()))
+    for f, sim in neighbours:
+        dates = day.findall(f.text) if sim >= 0.3 else []
+        if len(dates) != 1 or not (_names(f.text) & words or _topic(f.text) & _topic(text)):
+            continue
+        old = day.search(f.text)
+        assert old is not None
+        fixed = f"{f.text[: old.start()]}{m['day']}{f.text[old.end() :]}"
+        return Decision("UPDATE", target=f, text=fixed, reason=f"moved to {m['day']} (cosine {sim:.3f})")
     return None
 
 
