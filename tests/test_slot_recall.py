@@ -270,6 +270,12 @@ def test_what_sets_a_slot_and_what_only_says_how_it_is() -> None:
         found = slot_of(said)
         assert found is not None and found.family == "work" and changes(said), said
     assert slot_of("one week as a tourist in Lisbon") is None
+    # a job said bare with where, or with a hyphenated title, is work; one met there is not
+    from mem_pipeline.write.categories import slot_category
+
+    assert slot_category("Tram driver for Metrolink, 11 years in March.") == "work"
+    assert slot_category("I'm a co-pilot at Loganair") == "work"
+    assert slot_of("Nurse at the walk-in centre told me to rest.") is None
 
 
 def test_a_date_that_moved_rewrites_the_date_and_keeps_where_and_who(memory: Memory) -> None:

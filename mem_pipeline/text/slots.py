@@ -138,7 +138,11 @@ _FAMILIES: list[tuple[str, re.Pattern[str]]] = [
             r"unemployed|laid off|made redundant|between jobs|startup|start-up|firm|fintech|agency|"
             r"resign(?:ed|ing)? (?:from|at)|handed in (?:my|her|his|their) notice|for a living|"
             r"consultancy|(?:position|role|post) (?:at|with)|new (?:position|role|post)\b)\b"
-            rf"|\b(?:i['’]?m|i am|is|as) an? (?:[\w-]+ ){{0,2}}(?:{PROFESSIONS}|{_ROLES})\b"
+            rf"|\b(?:i['’]?m|i am|is|as) an? (?:[\w-]+ ){{0,2}}(?:\w+-)?(?:{PROFESSIONS}|{_ROLES})\b"
+            # a job said bare, with where: "Air traffic controller at Stanfield airport, 24 years"
+            # (not one met there: "Doctor at the clinic said rest")
+            rf"|^\W*(?:[\w-]+ ){{0,2}}(?:{PROFESSIONS}) (?:at|for|with|in)\b"
+            r"(?!.*\b(?:said|says|told|tells|asked|reckons|thinks|gave|prescribed)\b)"
             # a role one took up, whatever it is called ("started as a call handler", "got taken
             # on as a runner", "hired as a picker")
             r"|\b(?:started|starting|began|begun|hired|taken on|took a job|got a job|new job) as an? [\w-]+"
