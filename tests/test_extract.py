@@ -857,3 +857,17 @@ def test_an_offer_said_before_a_bare_shall_i_and_a_suggestion_taken_up_by_doing_
         "I signed up: the Pearce Institute runs a free pottery class on Thursdays."
     ]
     assert said(tip, "Hmm, maybe another time.") == []
+
+
+def test_a_pair_said_beside_the_verb_is_who_we_are_not_a_clause() -> None:
+    from mem_pipeline.write.clauses import remainder, sets
+    from mem_pipeline.write.offline import split_compound
+
+    said = "We rent in Ghent, my girlfriend and I, in a flat above a bakery."
+    assert split_compound(said) == [said]
+    # a move takes the place and what qualified it, and leaves no "I, in a flat" behind
+    assert remainder(said, lambda c: sets(c, "residence")) is None
+    assert split_compound("I live in Lisbon and I work as a nurse.") == [
+        "I live in Lisbon.",
+        "I work as a nurse.",
+    ]

@@ -14,7 +14,7 @@ from ..text.opinion import polarity
 from ..text.slots import slot_of
 from ..text.smalltalk import FIRST_PERSON
 
-__all__ = ["ORDINAL", "WORKPLACE", "instead", "left_place", "remainder", "sets", "substituted"]
+__all__ = ["ORDINAL", "PAIR", "WORKPLACE", "instead", "left_place", "remainder", "sets", "substituted"]
 
 _NAME_WORDS = r"(?:the\s+)?[A-Z0-9][\w'’&.-]*(?:\s+[A-Z0-9][\w'’&.-]*){0,3}"
 _PREPOSITION = r"(?:in|at|on|for|with|to|from|by|near)"
@@ -42,6 +42,10 @@ def instead(text: str, name: str) -> str | None:
         return None  # "Guus G U U S not Bram": where the name starts is not clear
     return a
 
+
+#: Who "we" are, said beside the verb, between commas or at the end ("We live in Bergen, my
+#: wife and I, in a wooden house"): no clause of its own.
+PAIR = re.compile(r"\b(?:my|our) [\w-]+(?: [A-Z][\w-]+)? and (?:i|me)\b(?=\s*(?:[,.;!]|$))", re.IGNORECASE)
 
 #: A number, or a day of the month by its ordinal ("the 12th").
 ORDINAL = re.compile(r"(\d+)(?:st|nd|rd|th)?")
@@ -112,8 +116,12 @@ def remainder(
     clause keeps where it says one works: "I'm a junior developer at Spotify, on the payments
     team" -> "I'm employed at Spotify, on the payments team"."""
     clauses: list[str] = []
+    pair = PAIR.search(text)
+    mask = "\x00" * len(pair.group()) if pair else ""
+    if pair is not None:
+        text = text[: pair.start()] + mask + text[pair.end() :]
     for c in (c.strip(" ,;.") for c in _CLAUSE.split(text)):
-        if c and clauses and _MODIFIER.match(c):
+        if c and clauses and (_MODIFIER.match(c) or (mask and c == mask)):
             clauses[-1] += ", " + c  # "I live in Madrid, near Retiro park": one clause
         elif c:
             clauses.append(c)
@@ -157,6 +165,8 @@ def remainder(
         return None
     kept[0] = _named(kept[0], clauses[0])
     out = ", ".join(kept)
+    if pair is not None:
+        out = out.replace(mask, pair.group())
     return out[:1].upper() + out[1:] + ("" if out.endswith((".", "!")) else ".")
 
 

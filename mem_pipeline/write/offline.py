@@ -17,6 +17,7 @@ from ..text.smalltalk import is_reaction, is_statement
 from ..text.voice import as_user, in_person, strip_filler
 from .answers import answered
 from .categories import CategoryModel, categories_of, category_of, timed
+from .clauses import PAIR
 from .extract import Extraction
 from .ground import TOOK_UP
 from .memorable import MemorableFilter
@@ -82,7 +83,14 @@ def split_compound(sentence: str) -> list[str]:
     """A statement of several facts, split where a new clause about the speaker starts ("I live
     in Lisbon and I work as a nurse" -> two); parts too short to stand alone stay joined, and so
     does a subject of two ("My boyfriend Marco and I have been together": no verb before the
-    "and", so it names the first of two people, not a fact)."""
+    "and", so it names the first of two people, not a fact), and so does a pair said beside its
+    verb ("We live in Bergen, my wife and I, in a wooden house")."""
+    pair = PAIR.search(sentence)
+    if pair is not None:
+        # the pair is who "we" are: no clause starts inside it
+        mask = "\x00" * len(pair.group())
+        masked = sentence[: pair.start()] + mask + sentence[pair.end() :]
+        return [p.replace(mask, pair.group()) for p in split_compound(masked)]
     parts = [p.strip(" ,;") for p in _COMPOUND.split(sentence) if p and p.strip(" ,;")]
     if len(parts) < 2 or any(len(tokens(p)) < 2 for p in parts):
         return [sentence]
