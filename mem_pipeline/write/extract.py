@@ -441,13 +441,14 @@ class LLMExtractor:
         if told and _is_person(told.group("who"), people):
             text = f"{told.group('who')} {text[told.end() :]}"
         spoken = [i for i in cited if messages[i].role == "user"]
-        if spoken and all(is_small_talk(messages[i].content) for i in spoken):
-            return None  # "all good, just procrastinating lol" states nothing durable (rule 4)
         if not spoken or ground(text, [messages[i].content for i in spoken], speakers=people) is not None:
             best = _best_line(text, win, messages, people)
             if best is not None:
                 cited = [best]
                 result.regrounded += 1
+                spoken = [i for i in cited if messages[i].role == "user"]
+        if spoken and all(is_small_talk(messages[i].content) for i in spoken):
+            return None  # "all good, just procrastinating lol" states nothing durable (rule 4)
         # a fact is about the person who said it (a small model often names the other one)
         subject = next((messages[i].name for i in cited if messages[i].name in people), None)
         if subject is None:
