@@ -238,7 +238,7 @@ def test_a_new_diet_keeps_nothing_of_the_foods_the_old_one_named(tmp_path) -> No
         assert [e.event for e in r.events if e.kind == "fact"] == ["SUPERSEDE", "ADD"]
         facts = sorted(f.text for f in m.get_all(user_id="u", kind="fact"))
         assert facts == ["I went vegetarian in January.", "Love cycling to work."]  # no steak left
-    # a diet that does not rule meat out keeps the steak ("dairy-free" names a dairy food, unruled)
+    # a restriction that does not rule meat out adds to the diet: the steak, and all the rest, stay
     with Memory(MemoryConfig(path=str(tmp_path / "t"))) as m:
         m.add(
             [{"role": "user", "content": "I eat meat every day, big fan of steak, love cycling to work."}],
@@ -250,8 +250,9 @@ def test_a_new_diet_keeps_nothing_of_the_foods_the_old_one_named(tmp_path) -> No
             user_id="u",
             timestamp=at + timedelta(days=90),
         )
-        assert "Big fan of steak, love cycling to work." in [
-            f.text for f in m.get_all(user_id="u", kind="fact")
+        assert sorted(f.text for f in m.get_all(user_id="u", kind="fact")) == [
+            "I eat meat every day, big fan of steak, love cycling to work.",
+            "I went dairy-free in January.",
         ]
 
 
