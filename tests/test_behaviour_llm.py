@@ -47,6 +47,11 @@ SETS = {
         "cassettes/behaviour/heldout12.yaml",
         "eval/results/behaviour_heldout12_llm.json",
     ),
+    "heldout13": (
+        "eval/data/behaviour_heldout13",
+        "cassettes/behaviour/heldout13.yaml",
+        "eval/results/behaviour_heldout13_llm.json",
+    ),
 }
 
 
