@@ -835,6 +835,12 @@ def test_leave_takings_moments_and_thanks_with_more_said_are_small_talk() -> Non
         assert is_statement(said), said
     # a status said in one word is about the speaker
     assert is_statement("Widow.") and is_statement("single dad tbh")
+    # a language or a skill of one's own is kept, however short
+    from mem_pipeline.write.memorable import exempt
+
+    assert (
+        exempt("fluent in hindi tbh") and exempt("native Basque speaker") and exempt("we speak Dutch at home")
+    )
 
 
 def test_a_sentence_that_points_back_is_one_fact_with_the_one_before() -> None:

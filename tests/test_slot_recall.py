@@ -284,6 +284,10 @@ def test_a_date_that_moved_rewrites_the_date_and_keeps_where_and_who(memory: Mem
     texts = _facts(memory)
     assert "My brother Idris is getting married on 14 June in Cardiff." in texts, texts
     assert not any("3rd of May" in t for t in texts)
+    # what moved may stand between the verb and the new date
+    _later(memory, 31, "My dentist appointment is on 20 June, the check-up.")
+    _later(memory, 32, "ugh they pushed the dentist appointment back to 1 July")
+    assert any("1 July" in t and "check-up" in t for t in _facts(memory)), _facts(memory)
 
 
 def test_where_one_is_now_is_where_one_lives(memory: Memory) -> None:

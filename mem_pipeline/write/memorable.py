@@ -51,6 +51,13 @@ _HABIT = re.compile(
     r"(?:always|usually|normally|every (?:day|morning|evening|night|week))\b",
     re.IGNORECASE,
 )
+#: a language or a skill one has, however short ("fluent in tagalog btw", "I speak Farsi",
+#: "native Welsh speaker", "grade 8 piano")
+_ABILITY = re.compile(
+    r"\b(?:fluent in|(?:i|we) (?:can )?speak|native (?:\w+ )?speaker|bilingual|trilingual|"
+    r"grade \d+ (?:in )?\w+|black belt|qualified (?:as an? )?\w+|certified \w+|licensed \w+)\b",
+    re.IGNORECASE,
+)
 #: categories whose word rules name what small talk does not: a condition, a job, a relation
 #: (biography's rule is "I'm ...", which small talk says as often)
 _NAMED = frozenset({Category.HEALTH, Category.WORK, Category.RELATIONSHIP})
@@ -66,7 +73,7 @@ def exempt(text: str) -> bool:
     date, or a category the word rules name (health, work, relationship)."""
     if is_attribute(text) or slot_of(text) is not None or _SPECIFIC.search(text) or _NAMING.search(text):
         return True
-    if _CANNOT.match(text) or _HABIT.search(text):
+    if _CANNOT.match(text) or _HABIT.search(text) or _ABILITY.search(text):
         return True
     if changes(text) or has_correction_cue(text) or contrasts(text) or says_ended(text) or turns_away(text):
         return True

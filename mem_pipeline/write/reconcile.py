@@ -384,7 +384,9 @@ _MONTH = (
 _DAY = rf"(?:\d{{1,2}}(?:st|nd|rd|th)?(?: of)? {_MONTH}|{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?)\b"
 # "the wedding is pushed to 20 September", "my appointment got moved to March 3rd"
 _DATE_MOVED = re.compile(
-    rf"\b(?:pushed|moved|postponed|rescheduled|changed|brought forward|put back|delayed)(?: back)? "
+    # (what moved may sit between: "they've pushed my knee op back to 27 April")
+    rf"\b(?:pushed|moved|postponed|rescheduled|changed|brought forward|put back|delayed)"
+    rf"(?: (?:my|our|the|his|her|their|it|this|that)(?: [\w'’-]+){{0,3}})?(?: back| forward)? "
     rf"(?:to|till|until|for) (?:the )?(?P<day>{_DAY})",
     re.I,
 )
