@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-__all__ = ["asks_when", "date_ranges", "is_relative", "resolve_relative", "says_when"]
+__all__ = ["DAY_OF_MONTH", "asks_when", "date_ranges", "is_relative", "resolve_relative", "says_when"]
 
 _MONTHS = {
     m: i + 1
@@ -16,8 +16,14 @@ _MONTHS = {
 }
 _MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())})
 _MONTHS["sept"] = 9
-_MON = r"(?P<mon>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_MON = rf"(?P<mon>{_MONTH})\.?"
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
+#: A day of a month either way round ("14 of June", "20 September", "June 14th"): a pattern
+#: with no groups, for other patterns to hold (``write._details``).
+DAY_OF_MONTH = (
+    rf"(?:[0-3]?\d(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTH})\.?|(?:{_MONTH})\.?\s+[0-3]?\d(?:st|nd|rd|th)?)\b"
+)
 _YEAR = r"(?P<year>(?:19|20)\d\d)"
 _DATE_PATTERNS = [
     re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MON}(?:,?\s*{_YEAR})?\b", re.I),  # 1 May, 2022

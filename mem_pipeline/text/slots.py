@@ -24,6 +24,7 @@ __all__ = [
     "BECAME",
     "CHANGE_CUE",
     "OVER",
+    "PROFESSION",
     "PROFESSIONS",
     "SINGLE_VALUED",
     "STEP_KIN",
@@ -278,7 +279,8 @@ def slot_of(text: str, speaker: str = "the user") -> Slot | None:
 # moment") names no work; "work at", "job as" and the like do
 _BARE_WORK = re.compile(r"\b(?:jobs?|careers?|work(?:s|ing)?)\b(?! (?:at|for|in|as|with)\b)")
 _WORK = dict(_FAMILIES)["work"]
-_PROFESSION = re.compile(rf"\b(?:{PROFESSIONS})\b")
+#: A profession named anywhere (``PROFESSIONS`` as one pattern).
+PROFESSION = re.compile(rf"\b(?:{PROFESSIONS})\b", re.IGNORECASE)
 
 
 def states_value(text: str) -> bool:
@@ -291,7 +293,7 @@ def states_value(text: str) -> bool:
     if slot.family != "work":
         return True
     low = text.lower()
-    return bool(_WORK.search(_BARE_WORK.sub(" ", _NOT_EMPLOYMENT.sub(" ", low))) or _PROFESSION.search(low))
+    return bool(_WORK.search(_BARE_WORK.sub(" ", _NOT_EMPLOYMENT.sub(" ", low))) or PROFESSION.search(low))
 
 
 # what a question asks about, by family: the words of its statements and the questions' own

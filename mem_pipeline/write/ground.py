@@ -165,7 +165,7 @@ TOOK_UP = re.compile(
 )
 
 
-def _took_up(reply: str) -> bool:
+def _takes_up(reply: str) -> bool:
     """Whether the user's ``reply`` takes up what the assistant said before it ("yes", "book
     it", "Done, just enrolled")."""
     return bool(_CONFIRM.match(reply) or TOOK_UP.match(reply))
@@ -203,7 +203,7 @@ def fact_sources(messages: Sequence[Message], cited: Sequence[int]) -> list[str]
             if (
                 prev is not None
                 and prev.role == "assistant"
-                and (_took_up(m.content) or ("?" in prev.content and len(tokens(m.content)) <= 6))
+                and (_takes_up(m.content) or ("?" in prev.content and len(tokens(m.content)) <= 6))
                 and not _PUTS_OFF.search(m.content)
             ):
                 out.append(prev.content)
@@ -217,7 +217,7 @@ def fact_sources(messages: Sequence[Message], cited: Sequence[int]) -> list[str]
                     out.append(asked)
         else:
             nxt = messages[i + 1] if i + 1 < len(messages) else None
-            if nxt is not None and nxt.role == "user" and _took_up(nxt.content):
+            if nxt is not None and nxt.role == "user" and _takes_up(nxt.content):
                 out.append(m.content)
     return out
 

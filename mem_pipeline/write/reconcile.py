@@ -49,10 +49,24 @@ from typing import Literal, Protocol
 
 from ..llm import LLMClient, render_prompt
 from ..models import ExtractedFact, ReconcileBatch, StoredFact
-from ..text.lexical import STOPWORDS, content_words, stem
+from ..text.lexical import content_words, stem
 from ..text.opinion import polarity, turns_away
-from ..text.slots import BECAME, OVER, PROFESSIONS, Slot, changes, says_current, slot_of, tells_history
+from ..text.slots import (
+    BECAME,
+    OVER,
+    PROFESSION,
+    PROFESSIONS,
+    Slot,
+    changes,
+    says_current,
+    slot_of,
+    tells_history,
+)
 from ..text.voice import conflicting_specifics, missing_specifics, third_person
+from ._about import names as _names
+from ._about import person as _person
+from ._about import topic as _topic
+from ._details import changed_detail
 from .clauses import ORDINAL, WORKPLACE, instead, left_place, remainder, sets, substituted
 
 __all__ = [
@@ -156,14 +170,9 @@ def decide(
         d = _by_slot(fact, slot, in_slot)
         if d is not None:
             return slot_keeping(d, text, slot)
-    role = (
-        _by_role(text, neighbours)
-        or _by_switch(text, neighbours)
-        or _by_count(text, neighbours)
-        or _by_date(text, neighbours)
-    )
-    if role is not None:
-        return role
+    detail = changed_detail(text, neighbours)
+    if detail is not None:
+        return Decision("UPDATE", target=detail.target, text=detail.text, reason=detail.reason)
     for name in [*_NEGATED.findall(text), *_NOT_ANYMORE.findall(text)]:
         word = re.compile(rf"\b{_said(name)}\b", re.IGNORECASE)
         for f, sim in neighbours:
@@ -260,44 +269,6 @@ _NEVER_CHANGED = re.compile(
     r"(?:left|quit|stopped|changed|moved|gave up|switched|sold|replaced|ended)\b",
     re.IGNORECASE,
 )
-#: Words of change and time that say nothing of what a fact is about.
-_NOT_TOPIC = frozenset(
-    content_words(
-        "now days these nowadays again anymore longer changed change mind switched started stopped quit "
-        "left gone done moved new old always never really honestly just still everything thing things "
-        "like love prefer want feel feels time times day week month year today lot"
-    )
-)
-
-
-def _person(name: object) -> str:
-    """A speaker's or subject's name as the change rule compares it ("Caroline" -> "caroline",
-    its stem too); "" for none, "the user" or a relation ("sister Ana")."""
-    if not isinstance(name, str) or not name or " " in name.strip():
-        return ""
-    return name.strip().lower()
-
-
-def _topic(text: str) -> set[str]:
-    """What a statement is about, roughly: its content words (stems) but words of change, time
-    and liking."""
-    return {w for w in content_words(text) if w not in _NOT_TOPIC and not w.isdigit()}
-
-
-def _names(text: str) -> set[str]:
-    """Capitalised words after the first (names of people, places, companies), lowercased."""
-    words = [re.sub(r"['’]s$", "", w) for w in re.findall(r"[A-Za-z][\w'’-]*", text)]
-    return {
-        w.lower()
-        for w in words[1:]
-        if w[0].isupper() and len(w) > 1 and w.lower() not in STOPWORDS and w.lower() not in _CALENDAR
-    }
-
-
-_CALENDAR = frozenset(
-    "january february march april may june july august september october november december "
-    "monday tuesday wednesday thursday friday saturday sunday".split()
-)
 
 
 def _said(name: str) -> str:
@@ -311,133 +282,6 @@ def contrasts(text: str) -> bool:
     """Whether ``text`` corrects by contrast, saying what holds instead of a name ("Ines is at
     St Thomas', not Guy's")."""
     return any(instead(text, name) for name in _NEGATED.findall(text))
-
-
-# "She's a doula, not a midwife", "I'm a sous-chef, not a line cook": what one is, by contrast
-_NOT_ROLE = re.compile(
-    r"(?:^|(?<=[,.;:!?] ))(?P<who>[\w'’-]+(?: [\w'’-]+)?)(?:['’]s| is| was|['’]m| am|['’]re| are) "
-    r"(?P<new>an? [a-z][\w-]*(?: [a-z][\w-]*)?),? not an? (?P<old>[a-z][\w-]*(?: [a-z][\w-]*)?)\b"
-)
-_SELF = re.compile(r"(?:i|we)(?:['’]\w+)?\b", re.I)  # the person speaks of themself
-
-
-def _by_role(text: str, neighbours: Sequence[tuple[StoredFact, float]]) -> Decision | None:
-    """A correction by contrast of what someone is ("She's a doula, not a midwife"): an UPDATE
-    of the related stored fact that says the old role, with the new one in its place, when both
-    are about the same side (the person, or someone else)."""
-    m = _NOT_ROLE.search(text)
-    if m is None:
-        return None
-    old, new = m.group("old"), m.group("new")
-    said = re.compile(rf"\ban? {re.escape(old)}\b", re.I)
-    mine = bool(_SELF.match(m.group("who")))
-    for f, sim in neighbours:
-        if sim < 0.3 or not said.search(f.text) or bool(_SELF.match(f.text)) != mine:
-            continue
-        fixed = said.sub(lambda _: new, f.text, count=1)
-        return Decision("UPDATE", target=f, text=fixed, reason=f"says {new}, not {old} (cosine {sim:.3f})")
-    return None
-
-
-# "she switched from violin to cello", "we've gone from two cars to one": the one thing that
-# changed, said with what it was
-_FROM_TO = re.compile(
-    r"\b(?:switched|swapped|changed|moved|gone|went|upgraded|downgraded|converted)(?: \w+)? (?:over )?"
-    r"from (?:the |a |an |my |her |his |their )?(?P<old>[\w-]+(?: [\w-]+)?) "
-    r"(?:to|for) (?:the |a |an |my |her |his |their )?(?P<new>[\w-]+(?: [\w-]+)?)\b",
-    re.I,
-)
-
-
-_NUMBER = r"\d+|one|two|three|four|five|six|seven|eight|nine|ten"
-# "so 3 cats now", "we're down to two cars": how many, said as what holds now
-_COUNT_NOW = re.compile(
-    rf"\b(?P<n>{_NUMBER}) (?P<what>[a-z]{{3,}}s)\b(?=.*\b(?:now|these days|nowadays|anymore|any more)\b)"
-    rf"|\b(?:now|down to|up to) (?:have |got )?(?P<n2>{_NUMBER}) (?P<what2>[a-z]{{3,}}s)\b",
-    re.I,
-)
-
-
-def _by_count(text: str, neighbours: Sequence[tuple[StoredFact, float]]) -> Decision | None:
-    """A count that changed ("guess who adopted a third, so 3 cats now" after "we have 2 cats,
-    tofu and miso"): an UPDATE of the related stored fact that gives another count of the same
-    things, with the new number in its place; what else it says (their names) still holds."""
-    m = _COUNT_NOW.search(text)
-    if m is None:
-        return None
-    n, what = (m.group("n"), m.group("what")) if m.group("n") else (m.group("n2"), m.group("what2"))
-    count = re.compile(rf"\b(?:{_NUMBER}) {re.escape(what)}\b", re.I)
-    for f, sim in neighbours:
-        found = count.search(f.text) if sim >= 0.3 else None
-        if found is None or found.group().split()[0].lower() == n.lower():
-            continue
-        fixed = f"{f.text[: found.start()]}{n} {what}{f.text[found.end() :]}"
-        return Decision("UPDATE", target=f, text=fixed, reason=f"now {n} {what} (cosine {sim:.3f})")
-    return None
-
-
-_MONTH = (
-    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|"
-    r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
-)
-#: A day of a month, either way round ("14 of June", "20 September", "June 14th").
-_DAY = rf"(?:\d{{1,2}}(?:st|nd|rd|th)?(?: of)? {_MONTH}|{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?)\b"
-# "the wedding is pushed to 20 September", "my appointment got moved to March 3rd"
-_DATE_MOVED = re.compile(
-    # (what moved may sit between: "they've pushed my knee op back to 27 April")
-    rf"\b(?:pushed|moved|postponed|rescheduled|changed|brought forward|put back|delayed)"
-    rf"(?: (?:my|our|the|his|her|their|it|this|that)(?: [\w'’-]+){{0,3}})?(?: back| forward)? "
-    rf"(?:to|till|until|for) (?:the )?(?P<day>{_DAY})",
-    re.I,
-)
-
-
-def _by_date(text: str, neighbours: Sequence[tuple[StoredFact, float]]) -> Decision | None:
-    """A date that moved ("Valeria's wedding is pushed to 20 September" after "My sister
-    Valeria is marrying on 14 of June in Oaxaca"): an UPDATE of the related stored fact that
-    gives one date, of the same people or things, with the new date in its place; where, who
-    and the rest still hold."""
-    m = _DATE_MOVED.search(text)
-    if m is None:
-        return None
-    day = re.compile(_DAY, re.I)
-    words = set(re.findall(r"\w+", text.lower()))
-    for f, sim in neighbours:
-        dates = day.findall(f.text) if sim >= 0.3 else []
-        if len(dates) != 1 or not (_names(f.text) & words or _topic(f.text) & _topic(text)):
-            continue
-        old = day.search(f.text)
-        assert old is not None
-        fixed = f"{f.text[: old.start()]}{m['day']}{f.text[old.end() :]}"
-        return Decision("UPDATE", target=f, text=fixed, reason=f"moved to {m['day']} (cosine {sim:.3f})")
-    return None
-
-
-def _head(phrase: str) -> str:
-    """``phrase`` without a trailing word that starts what follows it ("cello in", "tea this")."""
-    words = phrase.split()
-    return words[0] if len(words) > 1 and words[1].lower() in STOPWORDS | _CALENDAR else phrase
-
-
-def _by_switch(text: str, neighbours: Sequence[tuple[StoredFact, float]]) -> Decision | None:
-    """A change of one detail said as "from A to B" ("Ines switched from violin to cello"): an
-    UPDATE of the related stored fact that says A, about the same person (a name both give, or
-    both the speaker's own), with B in its place. The rest of that fact still holds ("My
-    daughter Ines is 11 and plays violin" keeps her age)."""
-    m = _FROM_TO.search(text)
-    if m is None:
-        return None
-    old, new = (_head(m.group(g)) for g in ("old", "new"))
-    said = re.compile(rf"\b{re.escape(old)}\b", re.I)
-    words = set(re.findall(r"\w+", text.lower()))
-    for f, sim in neighbours:
-        if sim < 0.3 or not said.search(f.text) or re.search(rf"\b{re.escape(new)}\b", f.text, re.I):
-            continue
-        if not (_names(f.text) & words or (_SELF.match(text) and _SELF.match(f.text))):
-            continue
-        fixed = said.sub(lambda _: new, f.text, count=1)
-        return Decision("UPDATE", target=f, text=fixed, reason=f"from {old} to {new} (cosine {sim:.3f})")
-    return None
 
 
 def _after_negation(text: str, name: str) -> str:
@@ -482,9 +326,6 @@ def slot_keeping(d: Decision, text: str, slot: Slot) -> Decision:
     return _keeping(d, lambda clause: sets(clause, slot.family))
 
 
-_TRADE = re.compile(rf"\b(?:{PROFESSIONS})\b", re.I)
-
-
 def _same_trade(d: Decision, text: str) -> bool:
     """Whether a new title in ``text`` is one at the same employer as ``d``'s target said: a
     promotion, or the same trade named again, not a new job."""
@@ -492,8 +333,8 @@ def _same_trade(d: Decision, text: str) -> bool:
         return True
     if d.target is None or re.search(r"\bnew (?:job|employer|company)\b", text, re.I):
         return False
-    mine = {m.lower() for m in _TRADE.findall(text)}
-    return not mine or bool(mine & {m.lower() for m in _TRADE.findall(d.target.text)})
+    mine = {m.lower() for m in PROFESSION.findall(text)}
+    return not mine or bool(mine & {m.lower() for m in PROFESSION.findall(d.target.text)})
 
 
 def _keeping(

@@ -29,10 +29,11 @@ import numpy as np
 from ..models import ExtractedFact, StoredFact
 from ..text.opinion import polarity, turns_away
 from ..text.slots import changes, says_current, says_ended, slot_of, tells_history
+from ._about import names, person, topic
 from ._weights import DATA, Embeds, shipped
 from .clauses import remainder
 from .ground import puts_off
-from .reconcile import Decision, _names, _person, _topic, has_correction_cue
+from .reconcile import Decision, has_correction_cue
 
 __all__ = ["ReplaceModel", "pair_features", "related_features", "rule_features", "words"]
 
@@ -84,8 +85,8 @@ def rule_features(old: str, new: str, cosine: float) -> list[float]:
         float(polarity(new) == -polarity(old) != 0),
         float(same_slot),
         float(same_slot and mine is not None and theirs is not None and mine.value != theirs.value),
-        min(len(_topic(old) & _topic(new)), 3) / 3,
-        float(bool(_names(old) & _names(new))),
+        min(len(topic(old) & topic(new)), 3) / 3,
+        float(bool(names(old) & names(new))),
         float("?" in new),
         float(bool(_HYPOTHETICAL.search(new))),
         float(bool(_RELATION.search(new)) and not _RELATION.search(old)),
@@ -114,7 +115,7 @@ def related_features(olds: Sequence[str], news: Sequence[str], u: np.ndarray, v:
     element-wise product of the two unit vectors (which things both are about)."""
     u, v = np.atleast_2d(u), np.atleast_2d(v)
     rows = [
-        [float(u[k] @ v[k]), min(len(_topic(o) & _topic(n)), 3) / 3, float(bool(_names(o) & _names(n)))]
+        [float(u[k] @ v[k]), min(len(topic(o) & topic(n)), 3) / 3, float(bool(names(o) & names(n)))]
         for k, (o, n) in enumerate(zip(olds, news))
     ]
     return np.hstack([np.asarray(rows, dtype=np.float64), 10.0 * u * v])
@@ -170,14 +171,14 @@ class ReplaceModel:
             # "hmm dunno, let me check with Aiko first", a question, "used to ... as a kid",
             # "these days I run a dance studio too": none of them ends anything
             return None
-        me = _person(fact.subject)
+        me = person(fact.subject)
         mine = slot_of(fact.text)
         asked = [
             (f, s)
             for f, s in neighbours[:ASKED]
             if s >= MIN_COSINE
             and f.is_valid
-            and not (me and (other := _person(f.metadata.get("speaker"))) and other != me)
+            and not (me and (other := person(f.metadata.get("speaker"))) and other != me)
             # a new job ends no home: a fact whose slot the rules know (where one lives, works,
             # one's diet) is replaced by a statement of that slot or not by the model
             and ((theirs := slot_of(f.text)) is None or (mine is not None and theirs.family == mine.family))

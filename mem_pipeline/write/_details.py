@@ -1,0 +1,159 @@
+"""Corrections that change one detail of a stored fact and leave the rest standing (pure):
+what someone is, by contrast ("She's a doula, not a midwife"), one thing switched for another
+("switched from violin to cello"), a new count ("so 3 cats now"), a date that moved ("pushed to
+20 September"). Each gives the related stored fact's text with the new detail in place of the
+old; the reconciler makes it an UPDATE (``write.reconcile.decide``), the old text kept in
+history."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from ..models import StoredFact
+from ..text.dates import DAY_OF_MONTH
+from ..text.lexical import STOPWORDS
+from ._about import CALENDAR, SELF, names, topic
+
+__all__ = ["Rewrite", "changed_detail"]
+
+
+class Rewrite(NamedTuple):
+    """A stored fact (``target``) with one detail changed: its new ``text``, and why."""
+
+    target: StoredFact
+    text: str
+    reason: str
+
+
+def changed_detail(text: str, neighbours: Sequence[tuple[StoredFact, float]]) -> Rewrite | None:
+    """The rewrite of one of ``neighbours`` (stored facts as (fact, cosine), best first) that
+    ``text`` changes one detail of, by the first rule of the module docstring that applies."""
+    return (
+        _by_role(text, neighbours)
+        or _by_switch(text, neighbours)
+        or _by_count(text, neighbours)
+        or _by_date(text, neighbours)
+    )
+
+
+# "She's a doula, not a midwife", "I'm a sous-chef, not a line cook": what one is, by contrast
+_NOT_ROLE = re.compile(
+    r"(?:^|(?<=[,.;:!?] ))(?P<who>[\w'’-]+(?: [\w'’-]+)?)(?:['’]s| is| was|['’]m| am|['’]re| are) "
+    r"(?P<new>an? [a-z][\w-]*(?: [a-z][\w-]*)?),? not an? (?P<old>[a-z][\w-]*(?: [a-z][\w-]*)?)\b"
+)
+
+
+def _by_role(text: str, neighbours: Sequence[tuple[StoredFact, float]]) -> Rewrite | None:
+    """A correction by contrast of what someone is ("She's a doula, not a midwife"): a rewrite
+    of the related stored fact that says the old role, with the new one in its place, when both
+    are about the same side (the person, or someone else)."""
+    m = _NOT_ROLE.search(text)
+    if m is None:
+        return None
+    old, new = m.group("old"), m.group("new")
+    said = re.compile(rf"\ban? {re.escape(old)}\b", re.I)
+    mine = bool(SELF.match(m.group("who")))
+    for f, sim in neighbours:
+        if sim < 0.3 or not said.search(f.text) or bool(SELF.match(f.text)) != mine:
+            continue
+        fixed = said.sub(lambda _: new, f.text, count=1)
+        return Rewrite(f, fixed, f"says {new}, not {old} (cosine {sim:.3f})")
+    return None
+
+
+# "she switched from violin to cello", "we've gone from two cars to one": the one thing that
+# changed, said with what it was
+_FROM_TO = re.compile(
+    r"\b(?:switched|swapped|changed|moved|gone|went|upgraded|downgraded|converted)(?: \w+)? (?:over )?"
+    r"from (?:the |a |an |my |her |his |their )?(?P<old>[\w-]+(?: [\w-]+)?) "
+    r"(?:to|for) (?:the |a |an |my |her |his |their )?(?P<new>[\w-]+(?: [\w-]+)?)\b",
+    re.I,
+)
+
+
+_NUMBER = r"\d+|one|two|three|four|five|six|seven|eight|nine|ten"
+# "so 3 cats now", "we're down to two cars": how many, said as what holds now
+_COUNT_NOW = re.compile(
+    rf"\b(?P<n>{_NUMBER}) (?P<what>[a-z]{{3,}}s)\b(?=.*\b(?:now|these days|nowadays|anymore|any more)\b)"
+    rf"|\b(?:now|down to|up to) (?:have |got )?(?P<n2>{_NUMBER}) (?P<what2>[a-z]{{3,}}s)\b",
+    re.I,
+)
+
+
+def _by_count(text: str, neighbours: Sequence[tuple[StoredFact, float]]) -> Rewrite | None:
+    """A count that changed ("guess who adopted a third, so 3 cats now" after "we have 2 cats,
+    tofu and miso"): a rewrite of the related stored fact that gives another count of the same
+    things, with the new number in its place; what else it says (their names) still holds."""
+    m = _COUNT_NOW.search(text)
+    if m is None:
+        return None
+    n, what = (m.group("n"), m.group("what")) if m.group("n") else (m.group("n2"), m.group("what2"))
+    count = re.compile(rf"\b(?:{_NUMBER}) {re.escape(what)}\b", re.I)
+    for f, sim in neighbours:
+        found = count.search(f.text) if sim >= 0.3 else None
+        if found is None or found.group().split()[0].lower() == n.lower():
+            continue
+        fixed = f"{f.text[: found.start()]}{n} {what}{f.text[found.end() :]}"
+        return Rewrite(f, fixed, f"now {n} {what} (cosine {sim:.3f})")
+    return None
+
+
+# "the wedding is pushed to 20 September", "my appointment got moved to March 3rd"
+_DATE_MOVED = re.compile(
+    # (what moved may sit between: "they've pushed my knee op back to 27 April")
+    rf"\b(?:pushed|moved|postponed|rescheduled|changed|brought forward|put back|delayed)"
+    rf"(?: (?:my|our|the|his|her|their|it|this|that)(?: [\w'’-]+){{0,3}})?(?: back| forward)? "
+    rf"(?:to|till|until|for) (?:the )?(?P<day>{DAY_OF_MONTH})",
+    re.I,
+)
+
+
+_DAY = re.compile(DAY_OF_MONTH, re.I)
+
+
+def _by_date(text: str, neighbours: Sequence[tuple[StoredFact, float]]) -> Rewrite | None:
+    """A date that moved ("Valeria's wedding is pushed to 20 September" after "My sister
+    Valeria is marrying on 14 of June in Oaxaca"): a rewrite of the related stored fact that
+    gives one date, of the same people or things, with the new date in its place; where, who
+    and the rest still hold."""
+    m = _DATE_MOVED.search(text)
+    if m is None:
+        return None
+    words = set(re.findall(r"\w+", text.lower()))
+    for f, sim in neighbours:
+        dates = list(_DAY.finditer(f.text)) if sim >= 0.3 else []
+        if len(dates) != 1 or not (names(f.text) & words or topic(f.text) & topic(text)):
+            continue
+        old = dates[0]
+        fixed = f"{f.text[: old.start()]}{m['day']}{f.text[old.end() :]}"
+        return Rewrite(f, fixed, f"moved to {m['day']} (cosine {sim:.3f})")
+    return None
+
+
+def _head(phrase: str) -> str:
+    """``phrase`` without a trailing word that starts what follows it ("cello in", "tea this")."""
+    words = phrase.split()
+    return words[0] if len(words) > 1 and words[1].lower() in STOPWORDS | CALENDAR else phrase
+
+
+def _by_switch(text: str, neighbours: Sequence[tuple[StoredFact, float]]) -> Rewrite | None:
+    """A change of one detail said as "from A to B" ("Ines switched from violin to cello"): an
+    UPDATE of the related stored fact that says A, about the same person (a name both give, or
+    both the speaker's own), with B in its place. The rest of that fact still holds ("My
+    daughter Ines is 11 and plays violin" keeps her age)."""
+    m = _FROM_TO.search(text)
+    if m is None:
+        return None
+    old, new = (_head(m.group(g)) for g in ("old", "new"))
+    said = re.compile(rf"\b{re.escape(old)}\b", re.I)
+    words = set(re.findall(r"\w+", text.lower()))
+    for f, sim in neighbours:
+        if sim < 0.3 or not said.search(f.text) or re.search(rf"\b{re.escape(new)}\b", f.text, re.I):
+            continue
+        if not (names(f.text) & words or (SELF.match(text) and SELF.match(f.text))):
+            continue
+        fixed = said.sub(lambda _: new, f.text, count=1)
+        return Rewrite(f, fixed, f"from {old} to {new} (cosine {sim:.3f})")
+    return None
