@@ -37,6 +37,21 @@ T0 = datetime(2026, 2, 3, 18, tzinfo=timezone.utc)
         ("What's your blood type? It's on the donor form.", "O neg", "My blood type is O neg."),
         ("Anything I should account for?", "wheelchair", "Anything I should account for? Wheelchair."),
         ("Do you make anything from it?", "Soap, mostly.", "Do I make anything from it? Soap, mostly."),
+        # what only accepts after the answer is not part of it, nor is an emoji
+        ("And what should I call you?", "jo works", "Call me jo."),
+        ("What should I call you?", "Mags is fine 😊", "Call me Mags."),
+        ("Which city do you live in?", "Hull, thanks!", "I live in Hull."),
+        # what the assistant should pick for the user is the user's own to say
+        (
+            "Which seat should I book for you on the coach?",
+            "aisle please",
+            "Which seat to book for me on the coach? Aisle.",
+        ),
+        (
+            "What size should I order in the rain jacket?",
+            "medium",
+            "What size to order in the rain jacket? Medium.",
+        ),
     ],
 )
 def test_an_answer_is_worded_by_the_question(question: str, reply: str, statement: str) -> None:
@@ -134,3 +149,36 @@ def test_a_short_answer_to_a_yes_no_question_supports_nothing_of_the_question() 
     said = Message(role="user", content="Piranesi. We also meet monthly at my flat for the book club.")
     assert fact_sources([asked, said], [1]) == [said.content, "What are you reading at the moment"]
     assert fact_sources([yes_no, said], [1]) == [said.content]
+
+
+def test_an_answer_the_memorable_filter_doubts_is_kept_as_the_answer(tmp_path: Path) -> None:
+    """ "tam is fine" to "what should I call you?" reads as a statement ("Tam is fine") that the
+    learned filter doubts; it is the answer, worded by the question. Only a question the
+    templates know is read so: an accepted offer with a question back stays out."""
+    with Memory(MemoryConfig(path=str(tmp_path / "s"))) as m:
+        events = m.add(
+            [
+                {"role": "assistant", "content": "Hello! Before anything else, what should I call you?"},
+                {"role": "user", "content": "tam is fine 👍"},
+            ],
+            user_id="u",
+            timestamp=T0,
+        ).events
+        assert [(e.event, e.text) for e in events] == [("ADD", "Call me tam.")]
+        hits = m.search("what's my name?", user_id="u", now=T0 + timedelta(days=1)).hits
+        assert hits and "tam" in hits[0].text
+
+
+def test_a_size_asked_for_the_user_is_stored_as_theirs(tmp_path: Path) -> None:
+    with Memory(MemoryConfig(path=str(tmp_path / "s"))) as m:
+        events = m.add(
+            [
+                {"role": "assistant", "content": "Sure. What size should I search for in the running shoes?"},
+                {"role": "user", "content": "UK 9."},
+            ],
+            user_id="u",
+            timestamp=T0,
+        ).events
+        assert [e.text for e in events] == ["What size to search for in the running shoes? UK 9."]
+        hits = m.search("what shoe size am I?", user_id="u", now=T0 + timedelta(days=1)).hits
+        assert hits and "UK 9" in hits[0].text

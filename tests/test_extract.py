@@ -877,3 +877,34 @@ def test_a_pair_said_beside_the_verb_is_who_we_are_not_a_clause() -> None:
         "I live in Lisbon.",
         "I work as a nurse.",
     ]
+
+
+def test_what_a_question_states_before_it_asks_is_a_statement() -> None:
+    """ "I'm lactose intolerant, is oat milk ok?": people state a fact on the way to a question,
+    and the statement is worth keeping; the question is not, nor a lead-in that only asks."""
+    from mem_pipeline.text.smalltalk import told_before_asking
+
+    assert told_before_asking("I'm lactose intolerant, is oat milk ok?") == "I'm lactose intolerant."
+    assert (
+        told_before_asking("we've got a border collie called Pip - how often should she be walked?")
+        == "we've got a border collie called Pip."
+    )
+    assert told_before_asking("My boss retires in May, so what do I get her??") == "My boss retires in May."
+    for asked in (
+        "I was wondering, should I repaint the hall?",  # only leads into the question
+        "Quick question, what's the capital of Chile?",
+        "Is it warm in Malta in March?",  # asks only
+        "Honestly, what's the point?",
+        "I love it.",  # no question at all
+    ):
+        assert told_before_asking(asked) is None, asked
+    extractor = OfflineExtractor()
+    facts = extractor.extract(
+        [
+            Message(
+                role="user", content="ok so I take metformin twice a day, can I still drink grapefruit juice?"
+            )
+        ],
+        datetime(2026, 3, 2, tzinfo=timezone.utc),
+    ).facts
+    assert [f.text for f in facts] == ["I take metformin twice a day."]

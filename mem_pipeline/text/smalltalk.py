@@ -10,7 +10,7 @@ from .lexical import content_words, split_sentences, tokens
 from .slots import is_attribute, slot_of
 from .voice import strip_filler
 
-__all__ = ["FIRST_PERSON", "is_reaction", "is_small_talk", "is_statement"]
+__all__ = ["FIRST_PERSON", "is_reaction", "is_small_talk", "is_statement", "told_before_asking"]
 
 # Words of greetings, thanks, acknowledgements and goodbyes: a sentence made of them only says
 # nothing about the person ("thanks a lot!", "ok cool", "have a nice evening :)").
@@ -163,6 +163,38 @@ def is_reaction(sentence: str) -> bool:
         or all(w in _SMALL_TALK for w in words)
         or bool(_GREETING.match(s) or _THANKS.match(s) or _EXCHANGE.match(s) or _UNDERSTOOD.match(s))
     )
+
+
+# "I'm allergic to penicillin, is amoxicillin ok?": what the person states, then asks about it
+_TOLD_THEN_ASKED = re.compile(
+    r"^(?P<told>.+?)\s*(?:,|;|\s[-–—])\s*(?:so|and|but)?\s*(?P<asked>(?:should|shall|is|are|can|could|do|does|did|"
+    r"would|will|what|how|which|where|when|who|any|anything)\b[^,;]*)\?+[\s\W]*$",
+    re.IGNORECASE,
+)
+# what only leads into the question ("I was wondering, ...", "quick question, ...", "I'm curious")
+_ASKING = re.compile(
+    r"\b(?:wonder(?:ing|ed)?|curious|question|asking|ask|thinking|not sure|unsure|confused|"
+    r"no idea|idk|random(?:ly)?|help)\b",
+    re.IGNORECASE,
+)
+_FINITE = re.compile(
+    r"\b(?:i|we)\s*(?:['’](?:m|ve|d|ll|re)\b|\s+\w+)|\b(?:my|our)\s+\w+(?:\s+\w+)?\s+(?:is|are|was|has|have|\w+s)\b",
+    re.IGNORECASE,
+)
+
+
+def told_before_asking(sentence: str) -> str | None:
+    """What a question's sentence states before it asks ("I take levothyroxine every morning for
+    my thyroid, should I take it before coffee?" -> "I take levothyroxine every morning for my
+    thyroid."): a first-person clause with a verb, ahead of a comma and the question. None when
+    the sentence asks nothing or states nothing first ("I was wondering, should I ...?")."""
+    m = _TOLD_THEN_ASKED.match(sentence.strip())
+    if m is None:
+        return None
+    told = m["told"].strip()
+    if len(tokens(told)) < 3 or not _FINITE.search(told) or _ASKING.search(told):
+        return None
+    return told.rstrip(" ,.;") + "."
 
 
 def is_statement(sentence: str) -> bool:

@@ -40,6 +40,15 @@ _LEAD = re.compile(
     re.IGNORECASE,
 )
 
+#: What only accepts after the answer ("bex is fine", "Rafa works", "43 please"): not part of it.
+_ACCEPT = re.compile(
+    r"(?<=\w)[\s,]+(?:(?:is|['’]s|would be|will be)\s+(?:fine|good|ok(?:ay)?|great|perfect|grand)"
+    r"|works(?: for me)?|will do|please|pls|plz|thanks|thank you|ta|cheers)\s*$",
+    re.IGNORECASE,
+)
+#: Emoji and other symbols at the end of a reply ("bex is fine 🙂").
+_TRAILING_SYMBOLS = re.compile(r"[^\w.!?'’)\]]+$")
+
 #: A question about the user, first-person template for the answer ``{a}`` (and the groups).
 _TEMPLATES: list[tuple[re.Pattern[str], str]] = [
     (
@@ -91,11 +100,15 @@ _TEMPLATES: list[tuple[re.Pattern[str], str]] = [
 
 #: "are you" of a question, in the user's voice ("where are you based" -> "where am I based").
 _ARE_YOU = re.compile(r"\bare you\b", re.IGNORECASE)
-#: A question about the user: it says "you" or "your", or asks what the assistant should know.
+#: A question about the user: it says "you" or "your", asks what the assistant should know, or
+#: what it should pick for the user ("Which size should I look for in the walking boots?").
 _ABOUT_YOU = re.compile(
-    r"\byou(?:r|rs|rself)?\b|\b(?:i|we) should (?:know|account for|keep in mind|plan for|be aware of)\b",
+    r"\byou(?:r|rs|rself)?\b|\b(?:i|we) should (?:know|account for|keep in mind|plan for|be aware of)\b"
+    r"|\bshould i (?:look for|get|book|order|buy|pick|choose|find|search for|reserve|set)\b",
     re.IGNORECASE,
 )
+#: The assistant's "should I <do>" in the user's statement of what to do ("which size to look for").
+_SHOULD_I = re.compile(r"\bshould i\b", re.IGNORECASE)
 #: A wh-question, or one for a list ("Do you have any pets?"); a yes/no question answered by a
 #: fragment is not answered by it.
 _WH = re.compile(
@@ -156,12 +169,14 @@ def _answer(reply: str) -> str | None:
     if len(text.split()) > MAX_WORDS:
         return None
     text = _LEAD.sub("", text, count=1).strip().rstrip(".!").strip()
+    text = _ACCEPT.sub("", _TRAILING_SYMBOLS.sub("", text)).strip().rstrip(".!,").strip()
     return text or None
 
 
-def answered(assistant: str, reply: str) -> str | None:
+def answered(assistant: str, reply: str, *, templated: bool = False) -> str | None:
     """The statement the user's ``reply`` makes as an answer to the ``assistant`` message's
-    last question (a wh-question about the user), or None."""
+    last question (a wh-question about the user), or None. ``templated``: only for a question
+    the templates know ("what should I call you?"), not one kept in its own words."""
     q = question_about_user(assistant)
     a = _answer(reply) if q is not None else None
     if q is None or a is None:
@@ -174,5 +189,7 @@ def answered(assistant: str, reply: str) -> str | None:
         if template.startswith("I work as") and _BARE_NOUN.match(a):
             a = ("an " if a[0] in "aeiou" else "a ") + a
         return template.format(*groups, a=a)
-    q = as_user(_ARE_YOU.sub("am I", q))
+    if templated:
+        return None
+    q = as_user(_SHOULD_I.sub("to", _ARE_YOU.sub("am I", q)))
     return f"{q[0].upper()}{q[1:]}? {a[0].upper()}{a[1:]}."

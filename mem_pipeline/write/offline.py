@@ -13,7 +13,7 @@ from ..text.lexical import has_clause_verb, split_sentences, tokens
 from ..text.opinion import turns_away
 from ..text.phrases import candidate_phrases
 from ..text.slots import says_current
-from ..text.smalltalk import is_reaction, is_statement
+from ..text.smalltalk import is_reaction, is_statement, told_before_asking
 from ..text.voice import as_user, in_person, strip_filler
 from .answers import answered
 from .categories import CategoryModel, categories_of, category_of, timed
@@ -183,7 +183,9 @@ class OfflineExtractor:
                 [
                     clean
                     for sentence in split_sentences(msg.content)
-                    if is_statement(clean := requested(strip_filler(sentence)))
+                    if is_statement(
+                        clean := requested(strip_filler(told_before_asking(sentence) or sentence))
+                    )
                 ]
             )
             for turn_id, msg in enumerate(messages)
@@ -227,6 +229,12 @@ class OfflineExtractor:
                 answer = None
                 if not texts:
                     answer = answered(messages[turn_id - 1].content, plain)
+                elif all(d for _, d in texts) and (
+                    answer := answered(messages[turn_id - 1].content, plain, templated=True)
+                ):
+                    # "bex is fine" to "what should I call you?": a statement the filter doubts,
+                    # and an answer ("Call me bex.")
+                    texts = []
                 elif (first := _first_fragment(plain, statements[turn_id])) is not None:
                     answer = answered(messages[turn_id - 1].content, first)
                     if answer:  # "The evening before, always." is the answer, not a statement of its own
