@@ -908,3 +908,27 @@ def test_what_a_question_states_before_it_asks_is_a_statement() -> None:
         datetime(2026, 3, 2, tzinfo=timezone.utc),
     ).facts
     assert [f.text for f in facts] == ["I take metformin twice a day."]
+
+
+def test_a_business_one_runs_is_work_and_an_instrument_or_language_a_skill() -> None:
+    from mem_pipeline.text.slots import slot_of
+    from mem_pipeline.write.categories import categories_of
+
+    for said in (
+        "I run a tiny tattoo studio in Cork.",
+        "We own a guesthouse near the harbour.",
+        "I manage a bike shop",
+    ):
+        slot = slot_of(said)
+        assert slot is not None and slot.family == "work", said
+        assert categories_of([said]) == [Category.WORK], said
+    # a club or a team one runs is no business
+    assert slot_of("I run a book club for the street.") is None
+    skills = [
+        "I play the oboe in the county orchestra.",
+        "I'm learning Basque with an app.",
+        "we speak Tamil at home",
+    ]
+    assert categories_of(skills) == [Category.SKILL] * 3
+    # a game is not an instrument
+    assert categories_of(["I play Minecraft most evenings."]) != [Category.SKILL]

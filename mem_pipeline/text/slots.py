@@ -147,6 +147,13 @@ _FAMILIES: list[tuple[str, re.Pattern[str]]] = [
             # a role one took up, whatever it is called ("started as a call handler", "got taken
             # on as a runner", "hired as a picker")
             r"|\b(?:started|starting|began|begun|hired|taken on|took a job|got a job|new job) as an? [\w-]+"
+            # a business of one's own: "I run a little bakery in Bath", "I manage a garden centre",
+            # "I have my own small restaurant here"
+            r"|\b(?:i|we) (?:(?:run|manage|own|co-own|opened|set up) (?:my own |our own |a |an |the )|"
+            r"have (?:my|our) own )"
+            r"(?:[\w-]+ ){0,3}?(?:business|shop|store|restaurant|caf[eé]|bakery|bar|pub|salon|studio|"
+            r"clinic|practice|(?:garden )?cent(?:re|er)|farm|garage|hotel|b&b|guesthouse|bistro|deli|gym|"
+            r"company|stall|food truck|nursery|workshop|boutique|pharmacy|surgery)\b"
             # "Week one as sous-chef done", "first week as a trainee paralegal"
             r"|\b(?:week|day|month|shift) (?:one|1|done)? ?as (?:an? )?(?:[\w-]+ ){0,2}(?:\w+-)?"
             rf"(?:{PROFESSIONS})\b"

@@ -184,13 +184,33 @@ _OWN_CONDITION = re.compile(
 )
 
 
+# what one can do or is learning, said of oneself: an instrument one plays, a language one
+# speaks or learns ("I play the cavaquinho in a samba group", "I started learning Mi'kmaq")
+_INSTRUMENTS = (
+    r"guitar|piano|violin|viola|cello|drums|bass|ukulele|flute|clarinet|saxophone|sax|trumpet|harp|"
+    r"accordion|banjo|mandolin|charango|cavaquinho|sitar|oboe|trombone|keyboard|organ|bagpipes|fiddle"
+)
+_OWN_SKILL = re.compile(
+    r"\b(?i:i|we)\s+(?i:(?:also|still|now|just|recently)\s+)?"
+    rf"(?:(?i:play|played)\s+(?i:the\s+)?(?:[\w'’-]+\s+){{0,2}}?(?i:{_INSTRUMENTS})\b"
+    r"|(?i:am learning|['’]m learning|started learning|began learning|(?:have )?been learning|"
+    r"am teaching myself|['’]m teaching myself|teach myself|speak|am fluent in|['’]m fluent in)\s+"
+    r"(?i:the\s+)?(?:[\w'’-]+\s+){0,2}?"
+    rf"(?:[A-Z][\w'’-]+|(?i:{_INSTRUMENTS}))\b)"
+    rf"|\b(?i:teaching (?:myself|herself|himself) (?:the\s+)?(?:[\w'’-]+\s+){{0,2}}?\w+)"
+)
+
+
 def categories_of(
     texts: Sequence[str], speaker: str = "the user", model: CategoryModel | None = None
 ) -> list[Category]:
     """:func:`category_of` for several facts, the model asked once for all that no slot or
     condition of one's own tells."""
     out: list[Category | None] = [
-        slot_category(t, speaker) or (Category.HEALTH if _OWN_CONDITION.search(t) else None) for t in texts
+        slot_category(t, speaker)
+        or (Category.HEALTH if _OWN_CONDITION.search(t) else None)
+        or (Category.SKILL if _OWN_SKILL.search(t) else None)
+        for t in texts
     ]
     free = [i for i, c in enumerate(out) if c is None]
     labels = model.predict([texts[i] for i in free]) if model else [guess_category(texts[i]) for i in free]
