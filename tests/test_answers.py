@@ -182,3 +182,19 @@ def test_a_size_asked_for_the_user_is_stored_as_theirs(tmp_path: Path) -> None:
         assert [e.text for e in events] == ["What size to search for in the running shoes? UK 9."]
         hits = m.search("what shoe size am I?", user_id="u", now=T0 + timedelta(days=1)).hits
         assert hits and "UK 9" in hits[0].text
+
+
+def test_what_the_user_says_to_a_question_about_them_is_kept(tmp_path: Path) -> None:
+    """A reply to the assistant's question about the user is about the user, even when the
+    learned filter, reading the sentence alone, doubts it."""
+    turns = [
+        {"role": "assistant", "content": "Sounds like a full week! Anyone at home keeping you company?"},
+        {"role": "user", "content": "A grumpy old tortoise and two goldfish."},
+    ]
+    with Memory(MemoryConfig(path=str(tmp_path / "s"))) as m:
+        assert m.extractor.judge is not None  # type: ignore[attr-defined]
+        assert m.extractor.judge.drop([turns[1]["content"]]) == [True]  # type: ignore[attr-defined]
+        events = m.add(turns, user_id="u", timestamp=T0).events
+        assert [e.text for e in events] == ["A grumpy old tortoise and two goldfish."]
+        hits = m.search("what pets do I have?", user_id="u", now=T0 + timedelta(days=1)).hits
+        assert hits and "tortoise" in hits[0].text
