@@ -7,7 +7,7 @@ from mem_pipeline.text.phrases import candidate_phrases, normalize_concept
 from mem_pipeline.text.voice import conflicting_specifics
 from mem_pipeline.write.categories import category_of, guess_category
 from mem_pipeline.write.ground import ground
-from mem_pipeline.write.offline import OfflineExtractor
+from mem_pipeline.write.offline import OfflineExtractor, split_compound
 
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -932,3 +932,25 @@ def test_a_business_one_runs_is_work_and_an_instrument_or_language_a_skill() -> 
     assert categories_of(skills) == [Category.SKILL] * 3
     # a game is not an instrument
     assert categories_of(["I play Minecraft most evenings."]) != [Category.SKILL]
+
+
+def test_a_clause_that_opens_on_when_it_holds_is_a_fact_of_its_own() -> None:
+    """ "I teach maths at a sixth form, and on Saturdays I referee under-12s football": two facts
+    (work, and a pastime), each categorised on its own; a relative clause ("in the hall where
+    my gran got married") and "since I was ..." stay with what they tell more of."""
+    assert split_compound(
+        "I teach maths at a sixth form, and on Saturdays I referee under-12s football."
+    ) == [
+        "I teach maths at a sixth form.",
+        "On Saturdays I referee under-12s football.",
+    ]
+    assert split_compound("We live in Galway and next spring we're moving to Sligo.") == [
+        "We live in Galway.",
+        "Next spring we're moving to Sligo.",
+    ]
+    for whole in (
+        "The party is in the hall where my gran got married.",
+        "Goalkeeper, since I was nine.",
+        "I went to Rome and in my view it was too hot.",
+    ):
+        assert split_compound(whole) == [whole], whole

@@ -29,7 +29,11 @@ __all__ = ["OfflineExtractor"]
 # "me and my husband", two people
 _COMPOUND = re.compile(
     r"\s*(?:,\s*(?:and|but|so|while)\s+|(?<!\bme)\s+(?:and|but|while)\s+|;\s*|,\s+)"
-    r"(?=(?:i|i['’]m|i['’]ve|i['’]d|my|we|we['’]re|our)\b|"
+    # a new clause about the speaker, maybe after when it holds: "... and in the evenings I'm
+    # teaching myself the charango", "... and in June we're flying to Madeira"
+    r"(?=(?:in|on|at|during|every|this|next|last)\s+(?:(?!where|which|who|that|when)[\w'’-]+\s+){0,3}?"
+    r"(?:i|i['’]m|i['’]ve|i['’]ll|we|we['’]re|we['’]ve|we['’]ll)\s|"
+    r"(?:i|i['’]m|i['’]ve|i['’]d|my|we|we['’]re|our)\b|"
     # "..., working from home" is a fact of its own; "... while working" says when (no split)
     r"(?<!while )(?:working|living|studying|training|teaching)\b|"
     r"(?<!while )(?:work|live|study|teach) (?:in|at|for|as|from)\b)",
@@ -77,6 +81,10 @@ _PREMISE = re.compile(
 _BARE_VERB = re.compile(r"(?:work|live|study|teach) (?:in|at|for|as|from)\b", re.IGNORECASE)
 #: a clause that names nothing of its own but what the clause before it named
 _REFERS_BACK = re.compile(r"\b(?:it|them|there|that one)\b(?!['’]s)", re.IGNORECASE)
+
+
+#: a clause that opens on when it holds ("in the evenings I'm ...")
+_WHEN_FIRST = re.compile(r"(?:in|on|at|during|every|this|next|last)\s", re.IGNORECASE)
 
 
 def split_compound(sentence: str) -> list[str]:
@@ -129,6 +137,8 @@ def split_compound(sentence: str) -> list[str]:
             p = "I'm " + p[0].lower() + p[1:]  # "..., working from home" -> "I'm working from home"
         elif joined[0][1] != p and _BARE_VERB.match(p):
             p = "I " + p  # "I live in Utrecht and work at Heineken": the same "I" works there
+        elif joined[0][1] != p and _WHEN_FIRST.match(p):
+            p = p[0].upper() + p[1:]  # "..., and in June we're flying" -> "In June we're flying"
         out.append(p if p.endswith((".", "!")) else p + ".")
     return out
 
