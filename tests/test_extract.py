@@ -954,3 +954,12 @@ def test_a_clause_that_opens_on_when_it_holds_is_a_fact_of_its_own() -> None:
         "I went to Rome and in my view it was too hot.",
     ):
         assert split_compound(whole) == [whole], whole
+
+
+def test_leaving_the_chat_and_wishing_the_assistant_well_are_small_talk() -> None:
+    from mem_pipeline.text.smalltalk import is_statement
+
+    for said in ("That's me off for tonight.", "I hope you're doing well!", "ok all fine now, thanks anyway"):
+        assert not is_statement(said), said
+    # a durable fact after the well-wish stays a statement
+    assert is_statement("I hope you're well, I'm starting a new job at Arup in May.")

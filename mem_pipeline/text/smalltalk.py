@@ -22,7 +22,7 @@ _SMALL_TALK = frozenset(
     have a an the day evening weekend lol haha hahaha lmao wow whoa oh ah ahh hmm hm ugh meh
     sounds got it noted alright right fair enough makes sense all good no worries np indeed
     wild that's that is enough for now again please appreciate it helpful super bad not chilling
-    just nm nothing much up what's whats how are doing you're i'm well been news big
+    just nm nothing much up what's whats how are doing you're i'm well been news big anyway now
     """.split()
 )
 # one-off states of the moment: not durable ("I slept badly", "just bored")
@@ -45,7 +45,13 @@ _TRANSIENT = re.compile(
     r"\bi (?:make|have|grab|get|take) (?:a|an|some|my) (?:\w+ )?(?:tea|coffee|cuppa|snack|drink|"
     r"shower|bath|nap|break|lunch|dinner|breakfast|walk|bed) (?:right )?now\b|"
     r"^\s*\w+ing (?:it )?now\s*(?:[,.!]|$)|"
-    r"(?:so |very |really |super )?(?:excited|thrilled|stoked|nervous)\b|ttyl|brb|gtg|g2g|gotta go)",
+    r"(?:so |very |really |super )?(?:excited|thrilled|stoked|nervous)\b|ttyl|brb|gtg|g2g|gotta go|"
+    # last night's sleep: "running on four hours of sleep", "rough night, ..."
+    r"running on (?:about |maybe |like )?\S+ (?:hours?|hrs?|h)(?: of)? sleep|"
+    r"^\W*(?:a )?(?:rough|long|late|bad|short|sleepless) night\b|"
+    # leaving the chat, and wishing the assistant well: "That's me done for now", "I hope you are fine"
+    r"that['’]?s me (?:done|off|out)\b|"
+    r"^\W*i hope (?:you(?:['’]re| are)) (?:fine|well|good|ok(?:ay)?|doing well)\b)",
     re.IGNORECASE,
 )
 # a request to the assistant: not a statement about the user
