@@ -198,3 +198,36 @@ def test_what_the_user_says_to_a_question_about_them_is_kept(tmp_path: Path) -> 
         assert [e.text for e in events] == ["A grumpy old tortoise and two goldfish."]
         hits = m.search("what pets do I have?", user_id="u", now=T0 + timedelta(days=1)).hits
         assert hits and "tortoise" in hits[0].text
+
+
+def test_a_short_reply_of_two_fragments_answers_whole(tmp_path: Path) -> None:
+    with Memory(MemoryConfig(path=str(tmp_path / "s"))) as m:
+        events = m.add(
+            [
+                {"role": "assistant", "content": "How do you get to work these days?"},
+                {"role": "user", "content": "No bus. Walk mostly."},
+            ],
+            user_id="u",
+            timestamp=T0,
+        ).events
+        assert [e.text for e in events] == ["How do I get to work these days? No bus. Walk mostly."]
+
+
+def test_an_offer_taken_up_in_a_yes_of_its_own_rests_on_the_offer(tmp_path: Path) -> None:
+    """The extractor reads "omg yes pls, put me down for thursday" as a yes; the agreed fact it
+    frames rests on the assistant's offer, which says what was agreed, and is not rejected as
+    unsupported by the user's words alone."""
+    with Memory(MemoryConfig(path=str(tmp_path / "s"))) as m:
+        events = m.add(
+            [
+                {
+                    "role": "assistant",
+                    "content": "A pottery taster at Clayworks runs on Thursdays at 6pm. Want me to book it?",
+                },
+                {"role": "user", "content": "omg yes pls, put me down for thursday"},
+            ],
+            user_id="u",
+            timestamp=T0,
+        ).events
+        agreed = [e for e in events if e.text.startswith("I agreed:")]
+        assert [e.event for e in agreed] == ["ADD"] and "Clayworks" in agreed[0].text

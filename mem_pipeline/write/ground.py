@@ -278,6 +278,16 @@ def grounded_turns(
     sources = fact_sources(messages, cited)
     if not sources:
         return None, "it cites no turn it could rest on"
+    if _AGREED.match(fact_text):
+        # what the user took up ("I agreed: ...", framed so by the extractor, which read the
+        # reply as a yes: "omg yes pls, put me down for this wednesday") rests on the
+        # assistant's message it took up too
+        took = [
+            messages[i - 1].content
+            for i in cited
+            if 0 < i < len(messages) and messages[i].role == "user" and messages[i - 1].role == "assistant"
+        ]
+        sources = [*sources, *(t for t in took if t not in sources)]
     reason = ground(fact_text, sources, speakers=speakers)
     if reason is None:
         return list(cited), None

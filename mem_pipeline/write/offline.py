@@ -15,7 +15,7 @@ from ..text.phrases import candidate_phrases
 from ..text.slots import says_current
 from ..text.smalltalk import is_reaction, is_statement, told_before_asking
 from ..text.voice import as_user, in_person, strip_filler
-from .answers import answered, question_about_user
+from .answers import MAX_WORDS, answered, question_about_user
 from .categories import CategoryModel, categories_of, category_of, timed
 from .clauses import PAIR
 from .extract import Extraction
@@ -246,8 +246,12 @@ class OfflineExtractor:
                     # and an answer ("Call me bex.")
                     texts = []
                 elif (first := _first_fragment(plain, statements[turn_id])) is not None:
-                    answer = answered(messages[turn_id - 1].content, first)
-                    if answer:  # "The evening before, always." is the answer, not a statement of its own
+                    if len(tokens(plain)) <= MAX_WORDS and (
+                        answer := answered(messages[turn_id - 1].content, plain)
+                    ):
+                        texts = []  # "No car. Cycle everywhere.": the whole short reply answers
+                    elif answer := answered(messages[turn_id - 1].content, first):
+                        # "The evening before, always." is the answer, not a statement of its own
                         texts = [(t, d) for t, d in texts if t.rstrip(".!") != first.rstrip(".!")]
                 if texts and question_about_user(messages[turn_id - 1].content) is not None:
                     # what the user says to a question about them ("Anyone waiting for you at
