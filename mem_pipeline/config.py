@@ -221,6 +221,12 @@ class MemoryConfig(BaseModel):
     # value it replaced, for the questions that find both. 0 turns it off. Behaviour sets and
     # LoCoMo: eval/README.md, "What was said later".
     newer_sets_aside: float = Field(default=0.45, ge=0, le=1)
+    # a proposal of the assistant's the user took up ("I agreed: book a table at Dishoom ...")
+    # ranks before the statement that started it ("It's our anniversary on Saturday"), stored
+    # up to a day before, when it is at least this share as close to the question in meaning
+    # (``read.rank.agreed_first``). 0 turns it off. Behaviour sets: eval/README.md, "What was
+    # settled".
+    agreed_first: float = Field(default=0.5, ge=0, le=1)
     # for the same kind of question, 1 + current_boost multiplies the relevance of what says it
     # holds now ("I'm into korean dramas now", "these days I'm all about cold brew":
     # ``text.slots.says_current``): of two statements about as relevant, the one that tells

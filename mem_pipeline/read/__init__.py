@@ -35,6 +35,7 @@ from .query import Query, analyse
 from .rank import (
     Ranked,
     Rows,
+    agreed_first,
     confidence,
     fold,
     history_last,
@@ -127,6 +128,7 @@ class Reader:
                 ranked, aside = self._newer(ranked, cfg.newer_sets_aside)  # at most 3 x limit
             if cfg.history_last and q.asks_now:
                 ranked = history_last(ranked)
+            ranked = agreed_first(ranked, cfg.agreed_first)
             hits = [_hit(r, folded) for r, folded in fold(ranked, limit)]
             if hits and reinforce:  # the caller says it will use them (a recall alone does not)
                 by_id = {c.id: c for c in cands}

@@ -22,15 +22,17 @@ from ..store import Candidate
 from ..store._payload import kind_of
 from ..text.dates import says_when
 from ..text.lexical import content_words
-from ..text.phrases import names_something
+from ..text.phrases import AGREED_FRAME, names_something
 from ..text.slots import says_current, says_ended, slot_of, states_value
 
 __all__ = [
+    "AGREED_WINDOW_S",
     "DATE_SLACK",
     "Parts",
     "Ranked",
     "Row",
     "Rows",
+    "agreed_first",
     "boost_by_concepts",
     "confidence",
     "fold",
@@ -315,6 +317,38 @@ def history_last(ranked: Sequence[Ranked]) -> list[Ranked]:
         return list(ranked)
     cap = now[-1].score
     return now + [replace(r, score=min(r.score, cap)) for r in ranked if r.id in later]
+
+
+#: How long after the statement first found an agreed proposal may come to take its place.
+AGREED_WINDOW_S = 24 * 3600.0
+
+
+def agreed_first(ranked: Sequence[Ranked], share: float, window: float = AGREED_WINDOW_S) -> list[Ranked]:
+    """What the user settled with the assistant ranks before what they said to start it (pure).
+
+    "Need a new running watch, budget around 300 quid", then the assistant's offer and "yes,
+    order it": the stored "I agreed: order it (The Garmin Forerunner 265 ...)" answers "which
+    watch did I get?", but the need, worded like the question, ranks first (.95 against .24),
+    and so do "It's our anniversary on Saturday" before the table booked for it, and "I keep
+    forgetting to water my plants" before the Sunday reminder. So when the first item is a
+    fact and an agreed proposal (the extractor's ``text.phrases.AGREED_FRAME``) among the next
+    five was stored at most ``window`` seconds after it and is at least ``share`` as close to
+    the question in meaning, the proposal goes first; the rest keep their order. It costs a
+    question about the start itself ("when does my passport expire?" before the reminder set
+    for it). Behaviour sets: ``eval/README.md``, "What was settled"."""
+    if len(ranked) < 2 or share <= 0:
+        return list(ranked)
+    top = ranked[0]
+    if top.cand.kind != "fact" or AGREED_FRAME.match(top.text):
+        return list(ranked)
+    start = (top.row or row_of(top.cand.payload)).created
+    for r in ranked[1:6]:
+        if r.cand.kind != "fact" or not AGREED_FRAME.match(r.text):
+            continue
+        at = (r.row or row_of(r.cand.payload)).created
+        if 0 <= at - start <= window and (r.cand.dense or 0.0) >= share * (top.cand.dense or 0.0):
+            return [r, *(x for x in ranked if x is not r)]
+    return list(ranked)
 
 
 def sets_slot(payload: Mapping[str, Any], slot: str) -> bool:

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from .lexical import STOPWORDS, content_words, split_sentences, tokens
 
 __all__ = [
+    "AGREED_FRAME",
     "about_person",
     "asks_name",
     "candidate_phrases",
@@ -17,6 +18,11 @@ __all__ = [
     "normalize_concept",
     "without_names",
 ]
+
+
+#: The frame the offline extractor puts round a proposal of the assistant's that the user took
+#: up ("I agreed: book a table at Dishoom for Saturday.", "I enrolled: ..."): what was settled.
+AGREED_FRAME = re.compile(r"^\s*I (?:agreed|enrolled|signed up|registered|booked|joined|ordered|bought):\s*")
 
 
 def name_tokens(text: str) -> set[str]:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from ..models import Message
 from ..text.lexical import STOPWORDS, content_words, split_sentences, stem, tokens
+from ..text.phrases import AGREED_FRAME
 from ..text.smalltalk import is_reaction
 from .answers import question_about_user
 
@@ -77,7 +78,7 @@ GROUNDED = 0.6
 
 #: the frame the offline extractor puts round a proposal the user took up ("I agreed: bouldering.",
 #: "I enrolled: ..."): its words are the pipeline's, not a claim the turns must support
-_AGREED = re.compile(r"^\s*I (?:agreed|enrolled|signed up|registered|booked|joined|ordered|bought):\s*")
+_AGREED = AGREED_FRAME
 
 
 def _words(fact_text: str, speakers: Sequence[str]) -> list[str]:

@@ -11,7 +11,7 @@ from ..models import ExtractedFact, Message
 from ..text.dates import resolve_relative
 from ..text.lexical import has_clause_verb, split_sentences, tokens
 from ..text.opinion import turns_away
-from ..text.phrases import candidate_phrases
+from ..text.phrases import candidate_phrases, names_something
 from ..text.slots import says_current
 from ..text.smalltalk import is_reaction, is_statement, told_before_asking
 from ..text.voice import as_user, in_person, strip_filler
@@ -393,13 +393,18 @@ def _agreed(prev: Message) -> list[str]:
     offer = as_user(offer)
     first = offer.split(" ", 1)[0]
     agreed = f"I agreed: {offer if first == 'I' else offer[0].lower() + offer[1:]}"
+    before = prev.content[: prev.content.rfind(asked[-1])]
+    said = [t for t in split_sentences(before) if not t.strip().endswith("?")]
     if not (_IT.search(offer) or _SLOT.search(offer)):
+        # what the offer goes with, when the statement just before it names it ("The Couch to
+        # 5K app is perfect for that. Want me to set reminders for Monday mornings?")
+        if said and names_something(said[-1]):
+            context = said[-1].strip().rstrip(".!")
+            return [f"{agreed} ({context})."]
         return [f"{agreed}."]
     # what "it" or "a place" is: the assistant's statement just before the offer ("There's a
     # sourdough workshop at Flour Power this Saturday at 10am. Want me to book you a place?"),
     # else the name it gave
-    before = prev.content[: prev.content.rfind(asked[-1])]
-    said = [t for t in split_sentences(before) if not t.strip().endswith("?")]
     if said and tokens(said[-1]) and _ACTION.search(offer):
         context = said[-1].strip().rstrip(".!")
         if not _NAME_RUN.match(context):
