@@ -52,6 +52,11 @@ SETS = {
         "cassettes/behaviour/heldout13.yaml",
         "eval/results/behaviour_heldout13_llm.json",
     ),
+    "heldout14": (
+        "eval/data/behaviour_heldout14",
+        "cassettes/behaviour/heldout14.yaml",
+        "eval/results/behaviour_heldout14_llm.json",
+    ),
 }
 
 
