@@ -76,14 +76,10 @@ _FREE_WORDS = frozenset(
 GROUNDED = 0.6
 
 
-#: the frame the offline extractor puts round a proposal the user took up ("I agreed: bouldering.",
-#: "I enrolled: ..."): its words are the pipeline's, not a claim the turns must support
-_AGREED = AGREED_FRAME
-
-
 def _words(fact_text: str, speakers: Sequence[str]) -> list[str]:
     free = _FREE_WORDS | {w for name in speakers for w in content_words(name)}
-    said = _AGREED.sub("", fact_text)
+    # the frame round a proposal the user took up is the pipeline's words, no claim to support
+    said = AGREED_FRAME.sub("", fact_text)
     words = [w for w in content_words(said) if w not in free and not w.isdigit()]
     return [w for w in words if w not in STOPWORDS]
 
@@ -279,7 +275,7 @@ def grounded_turns(
     sources = fact_sources(messages, cited)
     if not sources:
         return None, "it cites no turn it could rest on"
-    if _AGREED.match(fact_text):
+    if AGREED_FRAME.match(fact_text):
         # what the user took up ("I agreed: ...", framed so by the extractor, which read the
         # reply as a yes: "omg yes pls, put me down for this wednesday") rests on the
         # assistant's message it took up too

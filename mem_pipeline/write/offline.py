@@ -24,6 +24,8 @@ from .memorable import MemorableFilter
 
 __all__ = ["OfflineExtractor"]
 
+#: the words a clause may open on to say when it holds ("in the evenings I'm ...")
+_WHEN = r"(?:in|on|at|during|every|this|next|last)"
 # where a compound statement splits into facts of their own: "I live in Lisbon and I work as a
 # nurse", "I'm based in Leeds, working for an insurer", "...; my sister lives in Porto"; not
 # "me and my husband", two people
@@ -31,7 +33,7 @@ _COMPOUND = re.compile(
     r"\s*(?:,\s*(?:and|but|so|while)\s+|(?<!\bme)\s+(?:and|but|while)\s+|;\s*|,\s+)"
     # a new clause about the speaker, maybe after when it holds: "... and in the evenings I'm
     # teaching myself the charango", "... and in June we're flying to Madeira"
-    r"(?=(?:in|on|at|during|every|this|next|last)\s+(?:(?!where|which|who|that|when)[\w'’-]+\s+){0,3}?"
+    rf"(?={_WHEN}\s+(?:(?!where|which|who|that|when)[\w'’-]+\s+){{0,3}}?"
     r"(?:i|i['’]m|i['’]ve|i['’]ll|we|we['’]re|we['’]ve|we['’]ll)\s|"
     r"(?:i|i['’]m|i['’]ve|i['’]d|my|we|we['’]re|our)\b|"
     # "..., working from home" is a fact of its own; "... while working" says when (no split)
@@ -83,8 +85,8 @@ _BARE_VERB = re.compile(r"(?:work|live|study|teach) (?:in|at|for|as|from)\b", re
 _REFERS_BACK = re.compile(r"\b(?:it|them|there|that one)\b(?!['’]s)", re.IGNORECASE)
 
 
-#: a clause that opens on when it holds ("in the evenings I'm ...")
-_WHEN_FIRST = re.compile(r"(?:in|on|at|during|every|this|next|last)\s", re.IGNORECASE)
+#: a clause that opens on when it holds
+_WHEN_FIRST = re.compile(rf"{_WHEN}\s", re.IGNORECASE)
 
 
 def split_compound(sentence: str) -> list[str]:
