@@ -5,9 +5,13 @@ vectors, kept in the store's ``concepts`` and ``links`` collections. The maths i
 What a search needs of it is read from the engine one question at a time, over payload indexes
 (``store._concepts``): the concepts the query names (by name, else by their words' stems, else,
 rarely, by the nearest name vector), the links of those concepts, the facts of a few concepts.
-Nothing of a user is read whole, so a user's first search after the store is opened costs a
-few small reads more than the next, whatever the user's size. What was read is kept for the
-users searched most recently (a bounded number of them) and kept in step by every write.
+A user's followable links and the concepts of the user's current facts are each read whole, in
+one engine call, on the first search that needs them, but only when they are few
+(``WHOLE_LINKS``, ``WHOLE_FACTS``); a larger user's are read per concept as searches meet them.
+So a user's first search after the store is opened costs a few small reads more than the next,
+whatever the user's size. What was read is kept for the users searched most recently (a bounded
+number of them) and kept in step by every write: a write marks the concepts whose links or facts
+it changed, and those are read again per concept.
 
 A new concept's name vector is only needed by that rare fallback, so a write stores the concept
 without it and the vectors are computed later in batches: when enough names wait, before a
@@ -38,6 +42,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -76,18 +81,51 @@ _MAX_ABSENT = 20_000
 #: a link as the read path scores it: (a, b, count, feedback, last seen)
 _Link = tuple[str, str, float, float, float]
 
+#: A user's followable links are read all at once, on the first search that needs any, when
+#: they are at most this many (LoCoMo's conversations have 357-743, read in 2.5-5.6 ms here);
+#: more, and they are read per concept, as each search meets them.
+WHOLE_LINKS = 1024
+
+#: A user's current facts' concepts are read all at once, on the first search that follows
+#: links, when the user has at most this many current facts; more, and each concept's facts
+#: are read as a search meets it.
+WHOLE_FACTS = 1024
+
+#: the ``facts`` entry of a concept read whole: every current fact that carries it
+_ALL = sys.maxsize
+_NO_FACTS: tuple[int, list[str]] = (_ALL, [])
+
 
 class _User:
     """What this process has read of one user's concept layer."""
 
-    __slots__ = ("absent", "any", "counts", "facts", "links", "vectors_checked")
+    __slots__ = (
+        "absent",
+        "any",
+        "counts",
+        "facts",
+        "facts_stale",
+        "facts_whole",
+        "links",
+        "links_stale",
+        "links_whole",
+        "vectors_checked",
+    )
 
     def __init__(self) -> None:
         self.counts: dict[str, float] = {}  # concept -> count of current facts
         self.absent: set[str] = set()  # names known not to be concepts
         self.any: bool | None = None  # whether the user has any concept
         self.links: dict[str, _Fan] = {}  # concept -> its links that may be followed
+        # whether ``links`` holds every followable link of the user (None: not read yet; False:
+        # more than WHOLE_LINKS, read per concept); while it does, a concept not in ``links`` has
+        # none, unless a write changed its links since (``links_stale``: read again per concept)
+        self.links_whole: bool | None = None
+        self.links_stale: set[str] = set()
         self.facts: dict[str, tuple[int, list[str]]] = {}  # concept -> (limit, first fact ids)
+        # the same for ``facts``: every current fact's concepts read at once (WHOLE_FACTS)
+        self.facts_whole: bool | None = None
+        self.facts_stale: set[str] = set()
         self.vectors_checked = False  # the user's names without vectors were looked for
 
 
@@ -180,8 +218,13 @@ class ConceptLinks:
         with self._lock:
             u = self._user(scope, create=False)
             if u is not None:
-                for c in set(before) ^ set(after):
+                changed = set(before) ^ set(after)
+                for c in changed:
                     u.facts.pop(c, None)
+                if u.facts_whole:
+                    u.facts_stale |= changed
+                    if len(u.facts_stale) > WHOLE_FACTS:  # many changed since: read them whole again
+                        u.facts_whole = None
             pairs, concepts = pair_deltas(before, after)
             if not pairs and not concepts:
                 return
@@ -366,6 +409,10 @@ class ConceptLinks:
             for a, b in deltas:
                 u.links.pop(a, None)
                 u.links.pop(b, None)
+            if u.links_whole:
+                u.links_stale.update(c for pair in deltas for c in pair)
+                if len(u.links_stale) > WHOLE_LINKS:  # many changed since: read them whole again
+                    u.links_whole = None
 
     def embed_names(self, scope: Scope | None = None) -> int:
         """Compute the name vectors of the concepts written without them (of one user, or
@@ -567,16 +614,35 @@ class ConceptLinks:
         with self._lock:
             u = self._user(scope)
             assert u is not None
+            if u.facts_whole is None:
+                self._read_facts(scope, u)
             for c in concepts:
                 got = u.facts.get(c)
+                if got is None and u.facts_whole and c not in u.facts_stale:
+                    got = _NO_FACTS  # read whole: no current fact carries it
                 if got is None or got[0] < limit:
                     got = u.facts[c] = (limit, self.store.concept_fact_ids(scope, c, limit))
+                    u.facts_stale.discard(c)
                 for fid in got[1]:
                     if fid not in out:
                         out.append(fid)
                     if len(out) >= limit:
                         return out
         return out
+
+    def _read_facts(self, scope: Scope, u: _User) -> None:
+        """Read which concepts each of the user's current facts carries, at once, when they are
+        few (at most :data:`WHOLE_FACTS`): as :meth:`_read_links` does for links."""
+        got = self.store.facts_concepts(scope, WHOLE_FACTS)
+        u.facts_whole = got is not None
+        if got is None:
+            return
+        by_concept: dict[str, list[str]] = {}
+        for fid, concepts in sorted(got.items()):
+            for c in dict.fromkeys(concepts):
+                by_concept.setdefault(c, []).append(fid)
+        u.facts = {c: (_ALL, ids) for c, ids in by_concept.items()}
+        u.facts_stale.clear()
 
     def describe(self, scope: Scope, now: datetime) -> tuple[dict[str, float], list[LinkView]]:
         """The user's concepts (name -> count of current facts) and every link between them, as
@@ -607,6 +673,22 @@ class ConceptLinks:
         out.sort(key=lambda v: (-v.strength, v.a, v.b))
         return counts, out
 
+    def _read_links(self, scope: Scope, u: _User) -> None:
+        """Read all the user's followable links at once when they are few (at most
+        :data:`WHOLE_LINKS`): the user's later searches then read no links, where reading them
+        per concept cost each search an engine call for the concepts it met first."""
+        got = self.store.followable_links(scope, self.min_count, WHOLE_LINKS)
+        u.links_whole = got is not None
+        if got is None:
+            return
+        fetched: dict[str, list[_Link]] = {}
+        for p in got:
+            row = _link_row(p)
+            for end in {row[0], row[1]}:
+                fetched.setdefault(end, []).append(row)
+        u.links = {c: _Fan.of(c, rows, self.min_count) for c, rows in fetched.items()}
+        u.links_stale.clear()
+
     def neighbours(
         self, scope: Scope, concepts: Sequence[str], now: datetime
     ) -> dict[str, list[tuple[str, float]]]:
@@ -621,22 +703,19 @@ class ConceptLinks:
             u = self._user(scope)
             assert u is not None
             wanted = list(dict.fromkeys(concepts))
-            missing = [c for c in wanted if c not in u.links]
+            if u.links_whole is None:
+                self._read_links(scope, u)
+            missing = [c for c in wanted if c not in u.links and (not u.links_whole or c in u.links_stale)]
             if missing:
                 fetched: dict[str, list[_Link]] = {c: [] for c in missing}
                 for p in self.store.links_of(scope, missing, self.min_count):
-                    row = (
-                        str(p["a"]),
-                        str(p["b"]),
-                        float(p.get("count", 0.0)),
-                        float(p.get("fb", 0.0)),
-                        float(p.get("last_ts", 0.0)),
-                    )
+                    row = _link_row(p)
                     for end in {row[0], row[1]}:
                         if end in fetched:
                             fetched[end].append(row)
                 u.links.update({c: _Fan.of(c, rows, self.min_count) for c, rows in fetched.items()})
-            fans = [(c, u.links[c]) for c in wanted if u.links[c].rows]
+                u.links_stale.difference_update(missing)
+            fans = [(c, fan) for c in wanted if (fan := u.links.get(c)) is not None and fan.rows]
             unread = [c for c, fan in fans if not fan.counted]
             if unread:  # the fact counts of both ends, read once per process
                 fresh = dict(fans)
@@ -661,6 +740,16 @@ class ConceptLinks:
                     if followable(n_ab, fb, s, floor=self.floor, min_count=self.min_count):
                         out.setdefault(c, []).append((other, s))
         return out
+
+
+def _link_row(p: dict[str, Any]) -> _Link:
+    return (
+        str(p["a"]),
+        str(p["b"]),
+        float(p.get("count", 0.0)),
+        float(p.get("fb", 0.0)),
+        float(p.get("last_ts", 0.0)),
+    )
 
 
 @dataclass

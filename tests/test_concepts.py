@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 import pytest
 
 from mem_pipeline import Memory, MemoryConfig
+from mem_pipeline import links as links_module
 from mem_pipeline.concepts import LinkStats, expand, link_strength, pair_deltas, query_grams
 from mem_pipeline.models import Scope
 
@@ -104,6 +105,37 @@ def test_timeout_retry_backoff_scenario_across_processes(tmp_path, embedder, clo
     r = m.search("timeout", user_id="dev", limit=1)
     assert "backoff" not in r.expanded_concepts
     m.close()
+
+
+def test_links_and_facts_read_whole_stay_in_step_with_writes(tmp_path, embedder, clock, monkeypatch) -> None:
+    """A user's followable links and facts' concepts, read whole on the first search, follow the
+    writes after it: a later search expands and associates as a new process does, whether that
+    process reads them whole or per concept."""
+    path = str(tmp_path / "s")
+    m = Memory(config=MemoryConfig(path=path), embedder=embedder, clock=clock)
+    ids = _store_notes(m, "dev", [*NOTES, REPEAT])
+    assert "retry" in m.search("timeout", user_id="dev").expanded_concepts
+    u = m.parts.links._user(Scope.of("dev"))
+    assert u.links_whole is True and u.facts_whole is True
+    # after that read, "deploy" and "backoff" meet twice (their link becomes followable), each
+    # on new facts, and a backoff note is deleted
+    m.add("The deploy went fine with a backoff.", user_id="dev", infer=False, concepts=["deploy", "backoff"])
+    m.add("Another deploy, the backoff again.", user_id="dev", infer=False, concepts=["deploy", "backoff"])
+    m.delete(ids[NOTES[2][0]], user_id="dev")
+    warm = m.search("deploy", user_id="dev", limit=1)
+    assert "backoff" in warm.expanded_concepts
+    assert warm.associations and ids[NOTES[2][0]] not in [h.id for h in warm.associations]
+    m.close()
+    for at_most, whole in ((links_module.WHOLE_LINKS, True), (0, False)):
+        monkeypatch.setattr(links_module, "WHOLE_LINKS", at_most)
+        monkeypatch.setattr(links_module, "WHOLE_FACTS", at_most)
+        fresh = Memory(config=MemoryConfig(path=path), embedder=embedder, clock=clock)
+        r = fresh.search("deploy", user_id="dev", limit=1)
+        assert r.expanded_concepts == warm.expanded_concepts
+        assert [(h.id, h.score) for h in r.associations] == [(h.id, h.score) for h in warm.associations]
+        u = fresh.parts.links._user(Scope.of("dev"))
+        assert u.links_whole is whole and u.facts_whole is whole
+        fresh.close()
 
 
 def test_links_are_scoped_and_follow_deletion(mem) -> None:

@@ -1,7 +1,8 @@
 """The reads and writes of the concept layer that answer one question each: the concepts a
 query names (by id, by their words' stems, by the nearest name vector), the links of a few
-concepts, the facts of one concept, and the names whose vectors are still to be computed.
-Each is one engine call over a payload index: nothing of a user is read whole."""
+concepts (or, for a user with few, all of them), the facts of one concept (or the concepts of
+each of a user's few facts), and the names whose vectors are still to be computed. Each is one
+engine call over a payload index."""
 
 from __future__ import annotations
 
@@ -27,6 +28,17 @@ def _user_and(scope: Scope, *conds: models.Condition) -> models.Filter:
     assert isinstance(flt.must, list)
     flt.must.extend(conds)
     return flt
+
+
+def _followable(min_count: int) -> models.Filter:
+    """A link that may be followed: seen at least ``min_count`` times, or vouched for by
+    feedback (``concepts.followable`` before its strength is known)."""
+    return models.Filter(
+        should=[
+            models.FieldCondition(key="count", range=models.Range(gte=float(min_count))),
+            models.FieldCondition(key="fb", range=models.Range(gt=0.0)),
+        ]
+    )
 
 
 class ConceptStore(StoreBase):
@@ -89,14 +101,22 @@ class ConceptStore(StoreBase):
                     models.FieldCondition(key="b", match=models.MatchAny(any=names)),
                 ]
             ),
-            models.Filter(
-                should=[
-                    models.FieldCondition(key="count", range=models.Range(gte=float(min_count))),
-                    models.FieldCondition(key="fb", range=models.Range(gt=0.0)),
-                ]
-            ),
+            _followable(min_count),
         )
         return [dict(r.payload or {}) for r in self._scroll(self.links, flt)]
+
+    def followable_links(self, scope: Scope, min_count: int, at_most: int) -> list[dict[str, Any]] | None:
+        """All the user's links that may be followed (as :meth:`links_of` reads them), when they
+        are at most ``at_most``; None when there are more. One engine call, of at most
+        ``at_most + 1`` points."""
+        flt = _user_and(scope, _followable(min_count))
+        with self._translate("reading a user's links"):
+            recs, _ = self.client.scroll(
+                self.links, scroll_filter=flt, limit=at_most + 1, with_payload=True, with_vectors=False
+            )
+        if len(recs) > at_most:
+            return None
+        return [dict(r.payload or {}) for r in recs]
 
     def concept_fact_ids(self, scope: Scope, concept: str, limit: int) -> list[str]:
         """The ids of the first ``limit`` current facts (in id order) of the user carrying
@@ -107,6 +127,23 @@ class ConceptStore(StoreBase):
         with self._translate("reading a concept's facts"):
             recs, _ = self.client.scroll(self.facts, scroll_filter=flt, limit=limit, with_payload=False)
         return sorted(str(r.id) for r in recs)
+
+    def facts_concepts(self, scope: Scope, at_most: int) -> dict[str, list[str]] | None:
+        """The concepts of each of the user's current facts (id -> concepts), when they are at
+        most ``at_most`` facts; None when there are more. One engine call, of at most
+        ``at_most + 1`` points."""
+        flt = _user_and(scope, VALID)
+        with self._translate("reading a user's fact concepts"):
+            recs, _ = self.client.scroll(
+                self.facts,
+                scroll_filter=flt,
+                limit=at_most + 1,
+                with_payload=models.PayloadSelectorInclude(include=["concepts"]),
+                with_vectors=False,
+            )
+        if len(recs) > at_most:
+            return None
+        return {str(r.id): [str(c) for c in (r.payload or {}).get("concepts") or ()] for r in recs}
 
     def concept_layer(self, scope: Scope) -> tuple[dict[str, float], list[dict[str, Any]]]:
         """The user's whole concept layer, for a person to look at: concept name -> fact count,
