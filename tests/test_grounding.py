@@ -124,3 +124,29 @@ def test_a_reply_that_puts_the_suggestion_off_lends_it_nothing() -> None:
         Message(role="user", content="Pepper."),
     ]
     assert fact_sources(asked, [1]) == ["Pepper.", "What is your dog called?"]
+
+
+def test_every_reply_the_rules_read_as_an_acceptance_lends_the_offer_to_a_fact() -> None:
+    """The offline rules and grounding read a reply with one rule (``ground.accepts``): a fact
+    the extractor rests on an accepted offer is never rejected for want of that offer."""
+    from mem_pipeline.write.ground import accepts, fact_sources, without_symbols
+
+    offer = Message(role="assistant", content="Shall I pencil in the pottery taster on Thursday at six?")
+    for reply in (
+        "Absolutely, thursdays are my free evening anyway",
+        "yup, and I'll bring my sister 🙂",
+        "Lovely, lock it in!",
+        "We'll take that one, thanks",
+    ):
+        msgs = [offer, Message(role="user", content=reply)]
+        assert accepts(without_symbols(reply), says_more=True), reply
+        assert fact_sources(msgs, [1]) == [reply, offer.content], reply
+        fact = "The user booked the pottery taster on Thursday at six."
+        assert ground(fact, fact_sources(msgs, [1])) is None, reply
+    # (a short reply still rests on the question it answers: these are longer)
+    for reply in (
+        "Absolutely not, thursdays are impossible for me this month",
+        "Hmm, I would rather wait until the new year starts",
+    ):
+        assert not accepts(without_symbols(reply), says_more=True), reply
+        assert fact_sources([offer, Message(role="user", content=reply)], [1]) == [reply], reply

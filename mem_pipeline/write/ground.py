@@ -14,7 +14,18 @@ from ..text.phrases import AGREED_FRAME
 from ..text.smalltalk import is_reaction
 from .answers import question_about_user
 
-__all__ = ["GROUNDED", "TOOK_UP", "fact_sources", "ground", "grounded_turns", "support", "widen"]
+__all__ = [
+    "ACCEPTANCE",
+    "GROUNDED",
+    "TOOK_UP",
+    "accepts",
+    "fact_sources",
+    "ground",
+    "grounded_turns",
+    "support",
+    "widen",
+    "without_symbols",
+]
 
 _FREE_WORDS = frozenset(
     stem(w)
@@ -144,7 +155,56 @@ def ground(
     return None
 
 
-_CONFIRM = re.compile(
+#: A reply that is an acceptance and nothing more ("Go on then, book me in!", "omg yes pls",
+#: "we'll go with that one"): the offline extractor takes the offer before it as agreed.
+ACCEPTANCE = re.compile(
+    r"^\s*(?:(?:oh+|ooh+|omg|ok(?:ay)?|great|perfect|sure|yes|yeah|yep|yup|please|pls|plz|definitely|"
+    r"absolutely|go on(?: then)?|love (?:that|it|this)|(?:that )?sounds (?:good|great|perfect|lovely|ideal)|"
+    r"nice|brilliant|amazing|ideal|lovely)[\s,!.]*)+"
+    r"(?:do it|go ahead|go for it|book it|book that|book me in|order it|lock it in|sounds (?:good|great)|"
+    # "we'll go with it", "let's go with that one": the pick taken
+    r"(?:we|i)['’]?ll (?:go with|take|have) (?:it|that|this|that one|this one)|"
+    r"let['’]?s go with (?:it|that|this|that one|this one)|"
+    r"let['’]?s do (?:it|that)|that works|please(?: do)?)?[\s!.]*$"
+    r"|^\s*(?:yes|yeah|yep|sure|ok|okay|go on)\b.*\b(?:book|order|signed up|sign me up|do it|go ahead|"
+    r"go for it|lock it in|please)\b"
+    # "go for it", "book it, that's perfect timing": the go-ahead alone, with a word of thanks
+    r"|^\s*(?:do it|go ahead|go for it|book it|book that|book me in|order it|lock it in|"
+    r"(?:we|i)['’]?ll (?:go with|take|have) (?:it|that|this|that one|this one)|"
+    r"let['’]?s go with (?:it|that|this|that one|this one)|"
+    r"let['’]?s do (?:it|that))\b[\s,!.]*(?:(?:please|pls|thanks|thank you|that['’]?s (?:perfect|great|ideal|"
+    r"fine)(?: timing)?)[\s,!.]*)*$",
+    re.IGNORECASE,
+)
+
+#: A reply that opens on a yes ("Yeah, and I've got a car too."), an acceptance when it says
+#: more than the yes.
+_OPENS_ON_YES = re.compile(
+    r"^\s*(?:(?:oh+|ooh+|ah+|omg)[\s,!]*)?(?:yes|yeah|yep|yup|sure|ok(?:ay)?|absolutely|definitely|perfect|"
+    r"go for it|go ahead)\b(?![\s,]*not\b)",  # not "absolutely not"
+    re.I,
+)
+
+#: What the rules strip from a reply before reading it for an acceptance ("go for it 👍")
+_SYMBOLS = re.compile(r"[^\w\s'’,.!?&-]+")
+
+
+def without_symbols(text: str) -> str:
+    """``text`` without emoji and other symbols ("go for it 👍" -> "go for it ")."""
+    return _SYMBOLS.sub("", text)
+
+
+def accepts(reply: str, *, says_more: bool) -> bool:
+    """Whether a ``reply`` (without symbols) accepts what the assistant offered before it: it
+    is an acceptance and nothing more, or it opens on a yes and ``says_more`` (it holds a
+    statement of its own besides). The offline extractor agrees to the offer by this rule, and
+    grounding lets the offer support a fact by it (:func:`_takes_up`), so the two never
+    disagree on the same reply."""
+    return bool(ACCEPTANCE.match(reply) or (says_more and _OPENS_ON_YES.match(reply)))
+
+
+#: A reply that opens on a go-ahead, whatever follows ("sounds good, see you there")
+_GO_AHEAD = re.compile(
     r"^\s*(?:(?:oh+|ooh+|ah+|wow)[\s,!.]*)?"
     r"(yes|yeah|yep|sure|ok|okay|please do|do it|go ahead|sounds good|perfect|great|"
     r"book (it|that)|that works|let'?s do (it|that))\b",
@@ -164,8 +224,10 @@ TOOK_UP = re.compile(
 
 def _takes_up(reply: str) -> bool:
     """Whether the user's ``reply`` takes up what the assistant said before it ("yes", "book
-    it", "Done, just enrolled")."""
-    return bool(_CONFIRM.match(reply) or TOOK_UP.match(reply))
+    it", "Done, just enrolled"); every reply the offline extractor reads as an acceptance
+    (:func:`accepts`) is one."""
+    plain = without_symbols(reply)
+    return bool(_GO_AHEAD.match(reply) or TOOK_UP.match(reply) or accepts(plain, says_more=True))
 
 
 #: A short reply that takes nothing up: it puts the question off or turns it down ("Hmm, let

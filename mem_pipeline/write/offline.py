@@ -19,7 +19,7 @@ from .answers import MAX_WORDS, answered, question_about_user
 from .categories import CategoryModel, categories_of, category_of, timed
 from .clauses import PAIR
 from .extract import Extraction
-from .ground import TOOK_UP
+from .ground import ACCEPTANCE, TOOK_UP, accepts, without_symbols
 from .memorable import MemorableFilter
 
 __all__ = ["OfflineExtractor"]
@@ -40,30 +40,6 @@ _COMPOUND = re.compile(
     r"(?<!while )(?:working|living|studying|training|teaching)\b|"
     r"(?<!while )(?:work|live|study|teach) (?:in|at|for|as|from)\b)",
     re.IGNORECASE,
-)
-_CONFIRM = re.compile(
-    r"^\s*(?:(?:oh+|ooh+|omg|ok(?:ay)?|great|perfect|sure|yes|yeah|yep|yup|please|pls|plz|definitely|"
-    r"absolutely|go on(?: then)?|love (?:that|it|this)|(?:that )?sounds (?:good|great|perfect|lovely|ideal)|"
-    r"nice|brilliant|amazing|ideal|lovely)[\s,!.]*)+"
-    r"(?:do it|go ahead|go for it|book it|book that|book me in|order it|lock it in|sounds (?:good|great)|"
-    # "we'll go with it", "let's go with that one": the pick taken
-    r"(?:we|i)['’]?ll (?:go with|take|have) (?:it|that|this|that one|this one)|"
-    r"let['’]?s go with (?:it|that|this|that one|this one)|"
-    r"let['’]?s do (?:it|that)|that works|please(?: do)?)?[\s!.]*$"
-    r"|^\s*(?:yes|yeah|yep|sure|ok|okay|go on)\b.*\b(?:book|order|signed up|sign me up|do it|go ahead|"
-    r"go for it|lock it in|please)\b"
-    # "go for it", "book it, that's perfect timing": the go-ahead alone, with a word of thanks
-    r"|^\s*(?:do it|go ahead|go for it|book it|book that|book me in|order it|lock it in|"
-    r"(?:we|i)['’]?ll (?:go with|take|have) (?:it|that|this|that one|this one)|"
-    r"let['’]?s go with (?:it|that|this|that one|this one)|"
-    r"let['’]?s do (?:it|that))\b[\s,!.]*(?:(?:please|pls|thanks|thank you|that['’]?s (?:perfect|great|ideal|"
-    r"fine)(?: timing)?)[\s,!.]*)*$",
-    re.IGNORECASE,
-)
-_YES = re.compile(
-    r"^\s*(?:(?:oh+|ooh+|ah+|omg)[\s,!]*)?(?:yes|yeah|yep|yup|sure|ok(?:ay)?|absolutely|definitely|perfect|"
-    r"go for it|go ahead)\b",
-    re.I,
 )
 _OFFER_LEAD = re.compile(
     r"^\s*(?:maybe|perhaps|how about|what about|why not|shall i|should i|would you like (?:me )?to|"
@@ -222,10 +198,10 @@ class OfflineExtractor:
                 for sentence in statements[turn_id]
                 for part in _parts(sentence)
             ]
-            plain = _SYMBOLS.sub("", msg.content)  # "go for it 👍"
-            if turn_id > 0 and (_CONFIRM.match(plain) or (texts and _YES.match(plain))):
+            plain = without_symbols(msg.content)  # "go for it 👍"
+            if turn_id > 0 and accepts(plain, says_more=bool(texts)):
                 # the acceptance itself ("Go on then, book me in!") says nothing more
-                said = [(t, d) for t, d in texts if not _CONFIRM.match(_SYMBOLS.sub("", t))]
+                said = [(t, d) for t, d in texts if not ACCEPTANCE.match(without_symbols(t))]
                 texts = [(t, False) for t in _agreed(messages[turn_id - 1])] + said
             elif (
                 turn_id > 0
@@ -233,7 +209,7 @@ class OfflineExtractor:
                 and (took := _took_up(messages[turn_id - 1], did["verb"]))
             ):
                 # "Done, just enrolled online!" after the assistant's suggestion: what was done
-                said = [(t, d) for t, d in texts if not TOOK_UP.match(_SYMBOLS.sub("", t))]
+                said = [(t, d) for t, d in texts if not TOOK_UP.match(without_symbols(t))]
                 texts = [(t, False) for t in took] + said
             elif turn_id > 0 and messages[turn_id - 1].role == "assistant":
                 # "What's your name?" / "Ngozi": the answer, worded by the question; also when
@@ -347,7 +323,6 @@ def _first_fragment(message: str, statements: list[str]) -> str | None:
 
 
 #: emoji and other symbols, which say nothing of whether a reply accepts an offer
-_SYMBOLS = re.compile(r"[^\w\s'’,.!?&-]+")
 
 
 # a yes/no question about the user ("Are you following a training plan?"), answered yes: what
