@@ -681,12 +681,7 @@ class ConceptLinks:
         u.links_whole = got is not None
         if got is None:
             return
-        fetched: dict[str, list[_Link]] = {}
-        for p in got:
-            row = _link_row(p)
-            for end in {row[0], row[1]}:
-                fetched.setdefault(end, []).append(row)
-        u.links = {c: _Fan.of(c, rows, self.min_count) for c, rows in fetched.items()}
+        u.links = {c: _Fan.of(c, rows, self.min_count) for c, rows in _by_end(got).items()}
         u.links_stale.clear()
 
     def neighbours(
@@ -707,12 +702,7 @@ class ConceptLinks:
                 self._read_links(scope, u)
             missing = [c for c in wanted if c not in u.links and (not u.links_whole or c in u.links_stale)]
             if missing:
-                fetched: dict[str, list[_Link]] = {c: [] for c in missing}
-                for p in self.store.links_of(scope, missing, self.min_count):
-                    row = _link_row(p)
-                    for end in {row[0], row[1]}:
-                        if end in fetched:
-                            fetched[end].append(row)
+                fetched = _by_end(self.store.links_of(scope, missing, self.min_count), missing)
                 u.links.update({c: _Fan.of(c, rows, self.min_count) for c, rows in fetched.items()})
                 u.links_stale.difference_update(missing)
             fans = [(c, fan) for c in wanted if (fan := u.links.get(c)) is not None and fan.rows]
@@ -742,14 +732,24 @@ class ConceptLinks:
         return out
 
 
-def _link_row(p: dict[str, Any]) -> _Link:
-    return (
-        str(p["a"]),
-        str(p["b"]),
-        float(p.get("count", 0.0)),
-        float(p.get("fb", 0.0)),
-        float(p.get("last_ts", 0.0)),
-    )
+def _by_end(payloads: Sequence[dict[str, Any]], only: Sequence[str] | None = None) -> dict[str, list[_Link]]:
+    """The links read (their payloads) as rows under each of their two ends; with ``only``,
+    under those ends alone, each of them present even with no link."""
+    out: dict[str, list[_Link]] = {c: [] for c in only} if only is not None else {}
+    for p in payloads:
+        row = (
+            str(p["a"]),
+            str(p["b"]),
+            float(p.get("count", 0.0)),
+            float(p.get("fb", 0.0)),
+            float(p.get("last_ts", 0.0)),
+        )
+        for end in {row[0], row[1]}:
+            if only is None:
+                out.setdefault(end, []).append(row)
+            elif end in out:
+                out[end].append(row)
+    return out
 
 
 @dataclass
