@@ -214,6 +214,10 @@ class StoredFact(BaseModel):
     reply_to: str | None = None
     sources: list[str] = Field(default_factory=list)
     slot: str | None = None
+    #: a fact that only answers the assistant's question about the user's statement just before
+    #: ("Any particular brand?" / "walkers or nothing"): the id of that statement's fact, whose
+    #: fate it shares (superseded with it, set aside with it; ``write.followups.answers_about``)
+    about: str | None = None
     #: a turn of an extracting ``add`` in which the extractor found no fact (small talk it
     #: let through, a passing remark): kept for search, but it alone never makes a question
     #: count as about what the memory holds (``read``'s relevance gate)

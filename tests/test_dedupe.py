@@ -283,3 +283,30 @@ def test_a_slip_corrected_minutes_later_keeps_the_rest_of_the_fact(tmp_path) -> 
             timestamp=at + timedelta(days=1),
         )
         assert "UPDATE" not in [e.event for e in later.events]
+
+
+def test_an_answer_about_a_statement_goes_with_it(mem, clock) -> None:
+    snack = "Fave snack rn is salt n vinegar crisps, could eat a family bag a day."
+    ids = {u: mem.add(snack, user_id=u).ids[0] for u in ("u", "v")}
+    asked = {"role": "assistant", "content": "Ha, a classic! Any particular brand?"}
+    mem.add([asked, {"role": "user", "content": "walkers or nothing"}], user_id="u")  # no fact of its own
+    (brand,) = [t for t in mem.get_all(user_id="u", kind="turn") if t.text == "walkers or nothing"]
+    assert brand.about == ids["u"]
+    asked = {"role": "assistant", "content": "Where do you buy them?"}
+    (shop,) = mem.add([asked, {"role": "user", "content": "The corner shop on Leith Walk."}], user_id="v").ids
+    # an answer that says something of the user's own stands alone
+    clock.advance(minutes=2)
+    asked = {"role": "assistant", "content": "Any allergies I should know about?"}
+    (allergy,) = mem.add([asked, {"role": "user", "content": "I'm allergic to peanuts."}], user_id="u").ids
+    assert mem.get(shop, user_id="v").about == ids["v"] and mem.get(allergy, user_id="u").about is None
+    clock.advance(days=40)
+    for u in ("u", "v"):
+        res = mem.add("Ive gone off crisps, roasted chickpeas are my thing now.", user_id=u)
+        assert res.count("SUPERSEDE") == 1 and res.events[0].previous_id == ids[u], res.events
+    valid = [f.id for u in ("u", "v") for f in mem.get_all(user_id=u)]
+    assert not {*ids.values(), brand.id, shop} & set(valid) and allergy in valid
+    old = {f.id: f for u in ("u", "v") for f in mem.get_all(user_id=u, include_invalid=True)}
+    assert old[brand.id].superseded_by == old[ids["u"]].superseded_by
+    assert old[shop].superseded_by == old[ids["v"]].superseded_by
+    (_, ended) = mem.history(shop, user_id="v")
+    assert ended.event == "SUPERSEDE" and "answered a question about" in ended.detail["reason"]

@@ -20,13 +20,20 @@ DAY = 86400.0
 
 
 def _ranked(
-    pid: str, kind: str, said: float, speaker: str = "", text: str = "", dense: float = 0.5
+    pid: str,
+    kind: str,
+    said: float,
+    speaker: str = "",
+    text: str = "",
+    dense: float = 0.5,
+    **more: str,
 ) -> Ranked:
     payload = {
         "kind": kind,
         "text": text or pid,
         "created_ts": said,
         "metadata": {"speaker": speaker} if speaker else {},
+        **more,
     }
     return Ranked(Candidate(pid, payload, dense=dense), 1.0, Parts())
 
@@ -47,6 +54,30 @@ def test_a_later_similar_fact_sets_an_earlier_fact_and_turn_aside() -> None:
     kept, aside = set_aside(ranked, vecs)
     assert [r.id for r in kept] == ["other", "new-fact"]
     assert aside == {"old-fact": "new-fact", "old-turn": "new-fact"}
+
+
+def test_an_answer_about_what_a_later_statement_ends_goes_aside_with_it() -> None:
+    later = 100 * DAY
+    found = [
+        _ranked("snack", "fact", 0.0, text="Fave snack rn is salt n vinegar crisps"),
+        _ranked("brand", "turn", 60.0, text="walkers or nothing", about="snack"),
+        _ranked("now", "fact", later, text="I've gone off crisps, roasted chickpeas are my thing now."),
+    ]
+    vecs = _vectors(snack=0, brand=-60, now=40)  # the answer alone is far from the change (cos .17)
+    kept, aside = set_aside(found, vecs)
+    assert [r.id for r in kept] == ["now"] and aside == {"snack": "now", "brand": "now"}
+    # a later statement that ends nothing (a new value) leaves the answer about the rest
+    found[2] = _ranked("now", "fact", later, text="These days it's roasted chickpeas for me.")
+    assert set_aside(found, vecs)[1] == {"snack": "now"}
+    # nor does an end of a fact that sets a slot: only that attribute of it changed
+    found = [
+        _ranked(
+            "home", "fact", 0.0, text="We rent in Leeds with Biscuit the greyhound", slot="the user/residence"
+        ),
+        _ranked("dog", "fact", 60.0, text="He sleeps 20 hours a day", about="home"),
+        _ranked("moved", "fact", later, text="We don't live in Leeds anymore, we bought in York."),
+    ]
+    assert set_aside(found, _vectors(home=0, dog=-60, moved=40))[1] == {"home": "moved"}
 
 
 def test_what_sets_nothing_aside() -> None:

@@ -42,6 +42,11 @@ item at least .8 as close: 133 / 15; at .5: 134 / 13, the second set losing the 
 above; endings excluded from the cue: 135 / 13, the main set losing a probe (a new role "now"
 set aside the employer a correction had left standing, still dated as first said); and what a
 correction leaves standing dated with it: 136 / 14, the main and first held-out sets as before.
+
+An item that only answered the assistant's question about an item set aside
+(``StoredFact.about``: "Any particular brand?" / "walkers or nothing") goes aside with it
+when that item sets no slot and the later one says it is over ("I've gone off crisps"), as
+``write.apply.supersede`` has it.
 """
 
 from __future__ import annotations
@@ -50,7 +55,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..text.slots import says_change
+from ..text.slots import says_change, tells_end
 from .rank import Ranked, row_of
 
 __all__ = ["CUED", "GAP_S", "SIMILAR", "set_aside"]
@@ -107,6 +112,13 @@ def set_aside(
             best, by = float(sims[i, j]), b.id
         if by is not None:
             aside[a.id] = by
+    # an answer about what went aside goes with it, as ``write.apply.supersede`` has it: an
+    # item of no slot that the later one says is over
+    ends = {r.id for r, w in zip(known, rows) if tells_end(w.text)}
+    whole = {a.id for a, wa in zip(known, rows) if wa.slot is None and aside.get(a.id) in ends}
+    for a, wa in zip(known, rows):
+        if wa.about in whole and a.id not in aside:
+            aside[a.id] = aside[wa.about]
     if not aside or len(aside) == len(ranked):
         return list(ranked), {}
     return [r for r in ranked if r.id not in aside], aside

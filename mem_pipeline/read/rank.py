@@ -97,6 +97,8 @@ class Row(NamedTuple):
     reply_to: str | None
     text: str
     concepts: frozenset[str]
+    about: str | None = None  # ``StoredFact.about``
+    slot: str | None = None  # ``StoredFact.slot``
 
 
 def row_of(p: Mapping[str, Any]) -> Row:
@@ -122,6 +124,8 @@ def row_of(p: Mapping[str, Any]) -> Row:
         p.get("reply_to") or None,
         str(p.get("text", "")),
         frozenset(p.get("concepts") or ()),
+        p.get("about") or None,
+        p.get("slot") or None,
     )
 
 

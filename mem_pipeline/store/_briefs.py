@@ -32,7 +32,7 @@ BRIEF_FIELDS: tuple[str, ...] = (
     *("tenant", "user_id", "agent_id", "run_id", "kind", "origin", "sources", "slot", "text"),
     *("category", "concepts", "metadata", "created_ts", "updated_ts", "last_seen_ts"),
     *("valid_from_ts", "invalid_ts", "valid", "superseded_by", "confirmations", "recalls"),
-    *("valence", "importance", "reply_to", "bare"),
+    *("valence", "importance", "reply_to", "bare", "about"),
 )
 BRIEF_SELECTOR = models.PayloadSelectorInclude(include=list(BRIEF_FIELDS))
 _FIELDS = frozenset(BRIEF_FIELDS)

@@ -118,6 +118,7 @@ _LATER_FACT_INDEXES = {
     "kind": models.PayloadSchemaType.KEYWORD,
     "sources": models.PayloadSchemaType.KEYWORD,
     "slot": models.PayloadSchemaType.KEYWORD,
+    "about": models.PayloadSchemaType.KEYWORD,
 }
 
 # concept and link indexes the concept layer's lookups need (``_concepts``), built when a store

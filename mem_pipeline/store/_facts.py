@@ -330,6 +330,16 @@ class FactStore(StoreBase):
         flt.must.append(models.FieldCondition(key="sources", match=models.MatchAny(any=list(turn_ids))))
         return [payload_to_fact(r.id, r.payload or {}) for r in self._scroll(self.facts, flt)]
 
+    def answering(self, scope: Scope, fact_ids: Sequence[str]) -> list[StoredFact]:
+        """The current facts of ``scope``'s user that only answer a question about one of
+        ``fact_ids`` (``StoredFact.about``)."""
+        if not fact_ids:
+            return []
+        flt = user_filter(scope)
+        assert isinstance(flt.must, list)
+        flt.must += [models.FieldCondition(key="about", match=models.MatchAny(any=list(fact_ids))), VALID]
+        return [payload_to_fact(r.id, r.payload or {}) for r in self._scroll(self.facts, flt)]
+
     def get_facts(self, scope: Scope, ids: Sequence[str]) -> list[StoredFact]:
         """The facts with these ids that belong to ``scope`` (others are silently absent), in
         the order of ``ids``."""

@@ -38,6 +38,7 @@ __all__ = [
     "says_ended",
     "slot_of",
     "states_value",
+    "tells_end",
     "tells_history",
 ]
 
@@ -401,6 +402,13 @@ _CURRENT = re.compile(
     r"\b(?:now|instead|these days|nowadays|currently|new|switched to|moved (?:to|in)|started)\b",
     re.IGNORECASE,
 )
+
+
+def tells_end(text: str) -> bool:
+    """Whether ``text`` says that something stopped or is over, whatever else it says ("I quit
+    yoga, reformer pilates now", "I've gone off crisps, chickpeas are my thing now"); a new date
+    or detail ("it's on 21 June now") is no end."""
+    return bool(_STOPPED.search(text) or _ENDED.search(text))
 
 
 def says_ended(text: str) -> bool:

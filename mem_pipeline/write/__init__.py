@@ -47,7 +47,7 @@ from ..text.smalltalk import is_small_talk
 from ..text.voice import conflicting_specifics
 from .apply import apply_decision, embed_text
 from .extract import Extractor
-from .followups import follow_up, with_question
+from .followups import answers_about, answers_question, follow_up, said_before, with_question
 from .ground import grounded_turns
 from .pending import keep_pending
 from .reconcile import Decision, Reconciler, decide, slot_keeping
@@ -159,6 +159,7 @@ class Writer:
         ids: dict[int, str] = {}
         raw = result.extractor == "raw"
         decision = Decision("ADD", reason="turn")
+        before: list[StoredFact] | None = None  # the user's statement before this add, when asked
         for start in range(0, len(turns), WRITE_CHUNK):
             with self.parts.lock, self.parts.journaled(scope, "add"):
                 recent: dict[Any, list[dict[str, Any]]] = {}  # this chunk's view of the latest turns
@@ -178,6 +179,11 @@ class Writer:
                         if prior is not None and prior.role == "assistant" and "?" in prior.content
                         else None
                     )
+                    about = None  # a bare answer to the question about the user's statement before
+                    if i in bare and answers_question(msgs, i):
+                        if before is None:
+                            before = said_before(self.parts, scope, meta, set(), when)
+                        about = answers_about(msgs, i, m.content, before)
                     events = apply_decision(
                         self.parts,
                         scope,
@@ -192,6 +198,7 @@ class Writer:
                         asked,
                         repeat="keep" if pending_id is not None else "reinforce",
                         bare=i in bare,
+                        about=about,
                     )
                     ids[i] = str(events[0].id)
                     (result.events if raw else result.turns).extend(events)
@@ -267,7 +274,7 @@ class Writer:
             for f, slot, (near, in_slot) in zip(facts, slots, found)
         ]
         with self.parts.lock:  # a reply or a slip may carry on the turn before (``followups``)
-            follow_up(self.parts, scope, msgs, meta, facts, decisions, set(turn_ids.values()), when)
+            about = follow_up(self.parts, scope, msgs, meta, facts, decisions, set(turn_ids.values()), when)
         if self.replaces is not None:  # what the rules would ADD may replace a fact in other words
             # not a fact another decision of this add already acts on (a slip put right, a reply)
             taken = {d.target.id for d in decisions if d is not None and d.target is not None}
@@ -303,6 +310,7 @@ class Writer:
                             origin,
                             sources=sources,
                             slot=f"{slot.subject}/{slot.family}" if slot else None,
+                            about=about[k] if decision.action == "ADD" else None,
                         )
                     )
 

@@ -16,7 +16,7 @@ from .._parts import Parts, event_row
 from ..models import AddEvent, ExtractedFact, Kind, Scope, StoredFact, new_fact_id
 from ..store import VectorLike, legacy_id, repeat_key
 from ..text.phrases import candidate_phrases, normalize_concept
-from ..text.slots import slot_of
+from ..text.slots import slot_of, tells_end
 from ..text.voice import first_person
 from .ground import GROUNDED, support
 from .reconcile import Decision
@@ -49,10 +49,12 @@ def apply_decision(
     slot: str | None = None,
     repeat: str = "reinforce",
     bare: bool = False,
+    about: str | None = None,
 ) -> list[AddEvent]:
     """Carry out ``decision`` for one new fact, or raw turn (``origin == "raw"``); the events
     it makes. ``sources``: the ids of the turns a fact came from; ``slot``: the attribute it
-    sets; ``bare``: a turn the extractor found no fact in (``StoredFact.bare``). An exact
+    sets; ``bare``: a turn the extractor found no fact in (``StoredFact.bare``); ``about``: the
+    fact a new fact only answers a question about (``StoredFact.about``). An exact
     repeat of a stored fact or turn reinforces it, or with ``repeat="keep"`` (a retried add
     finding what it wrote the first time) is only reported."""
     store, now = parts.store, parts.now()
@@ -119,6 +121,7 @@ def apply_decision(
         sources=list(dict.fromkeys(sources)),
         slot=slot,
         bare=bare,
+        about=about,
     )
     store.upsert_facts([(stored, vec, embed_text, index_text)])
     parts.links.update(scope, [], stored.concepts, when, fact_id=stored.id)
@@ -165,8 +168,14 @@ def supersede(
     """Mark ``old`` replaced by fact ``by`` (kept, with ``invalid_at``, for history), and with it
     the turns it came from that still say it (``_saying``): a turn "I live in Lisbon and I work
     as a nurse" whose Lisbon fact a move replaced would otherwise still answer "where do I
-    live?" (its other facts stay current as facts). The history rows to write (the caller
-    writes them)."""
+    live?" (its other facts stay current as facts). A fact of no slot (a taste, a habit: "Fave
+    snack rn is salt n vinegar crisps") that ``text`` says is over ("I've gone off crisps",
+    ``text.slots.tells_end``) goes whole, and with it what only answered a question about it
+    (``StoredFact.about``: "walkers or nothing"). A fact that sets a slot is replaced in that
+    slot only, and an answer about the rest of it stays ("We rent in Leeds with Biscuit the
+    greyhound" / "How does Biscuit cope?" / "He sleeps 20 hours a day"); so does an answer
+    about a thing whose date or detail changed ("the race is on 21 June now" / "Three runs a
+    week"). The history rows to write (the caller writes them)."""
     now = parts.now()
     stale = {
         "valid": False,
@@ -183,6 +192,10 @@ def supersede(
         parts.store.set_fact_fields(turn.id, stale)
         why = f"its fact {old.id} was superseded"
         rows.append(event_row(turn.id, "SUPERSEDE", turn.text, text, now, superseded_by=by, reason=why))
+    if old.kind == "fact" and old.slot is None and tells_end(text):
+        for answer in parts.store.answering(scope, [old.id]):
+            why = f"it answered a question about {old.id}, which was superseded"
+            rows += supersede(parts, scope, answer, by, text, when, why)
     return rows
 
 

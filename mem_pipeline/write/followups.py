@@ -13,6 +13,13 @@ just before it, which reconciliation by similarity and slot cannot see.
     a slip corrected ("Small correction to what I said, he's at Oakfield Primary", "I meant
                      Nantes") puts its name in place of the one it replaces in the user's fact
                      of the turn before, the rest of that fact kept (UPDATE; :func:`substituted`)
+    an answer        to the assistant's question about that statement, in a few words and
+                     nothing of the user's own ("Any particular brand?" / "walkers or nothing",
+                     "Which studio?" / "the Bikram place in Surry Hills") means something only
+                     with it: it is stored with ``about`` naming the statement's fact
+                     (:func:`answers_about`), and goes when it goes (``write.apply.supersede``,
+                     ``read.newer.set_aside``). "Gave up spin" leaves no "7am one at Ride
+                     Republic" standing.
 
 Both UPDATEs apply (:func:`follow_up`, after the rules) only to what the rules would ADD, and
 only to the facts of the user's latest turn before this ``add`` said within
@@ -32,12 +39,16 @@ from ..text.lexical import content_words, split_sentences
 from .reconcile import Decision
 
 __all__ = [
+    "ANSWER_WORDS",
     "CONTINUES_WITHIN",
     "SHORT_ANSWER",
+    "answers_about",
+    "answers_question",
     "continuation",
     "continues",
     "corrects_slip",
     "follow_up",
+    "said_before",
     "substituted",
     "with_question",
 ]
@@ -64,6 +75,27 @@ def with_question(msgs: Sequence[Message], i: int, text: str) -> str:
     if not asked or not _ASKS_WH.match(asked[-1]):  # a yes/no offer: "Maybe later, thanks."
         return text
     return f"{asked[-1].strip()} {text}"
+
+
+#: At most this many content words make a reply an answer about the statement before it.
+ANSWER_WORDS = 6
+#: A word of the speaker's own: a reply with one states something itself ("I'm vegan").
+_OWN = re.compile(
+    r"\b(?:i|i['’](?:m|ve|d|ll)|im|ive|me|my|mine|myself|we|we['’](?:re|ve|d)|us|our|ours)\b", re.IGNORECASE
+)
+
+
+def answers_about(msgs: Sequence[Message], i: int, text: str, before: Sequence[StoredFact]) -> str | None:
+    """The id of the fact among ``before`` (the user's statement just before this ``add``)
+    that ``text``, a fact of the user turn ``msgs[i]`` or the turn itself, only answers a
+    question about, or None: the turn is a reply of at most :data:`ANSWER_WORDS` content words
+    to the assistant's question (:func:`answers_question`), and ``text`` says nothing in the
+    first person. When the statement made several facts, the answer is about the first."""
+    if not before or not answers_question(msgs, i) or _OWN.search(text):
+        return None
+    if len(content_words(msgs[i].content)) > ANSWER_WORDS:
+        return None
+    return min(before, key=lambda f: (f.created_at, f.id)).id
 
 
 _INSTEAD = re.compile(r"\binstead\b", re.IGNORECASE)
@@ -136,18 +168,23 @@ def substituted(old: str, correction: str) -> str | None:
     return None
 
 
-def _answers_suggestion(msgs: Sequence[Message], fact: ExtractedFact) -> bool:
-    """Whether ``fact`` comes from one user turn that answers the assistant's question of this
-    ``add``, with no user turn before it in the ``add`` (the statement it carries on is stored)."""
-    if len(fact.source_turns) != 1:
+def answers_question(msgs: Sequence[Message], i: int) -> bool:
+    """Whether the user turn ``msgs[i]`` answers the assistant's question of this ``add``,
+    with no user turn before it in the ``add`` (the statement it carries on is stored)."""
+    if not 0 < i < len(msgs) or msgs[i].role != "user":
         return False
-    i = fact.source_turns[0]
-    if not 0 < i < len(msgs) or msgs[i - 1].role != "assistant" or "?" not in msgs[i - 1].content:
+    if msgs[i - 1].role != "assistant" or "?" not in msgs[i - 1].content:
         return False
     return not any(m.role == "user" for m in msgs[:i])
 
 
-def _said_before(
+def _answers_suggestion(msgs: Sequence[Message], fact: ExtractedFact) -> bool:
+    """Whether ``fact`` comes from one user turn that answers the assistant's question of this
+    ``add`` (:func:`answers_question`)."""
+    return len(fact.source_turns) == 1 and answers_question(msgs, fact.source_turns[0])
+
+
+def said_before(
     parts: Parts, scope: Scope, meta: dict[str, Any], mine: set[str], when: datetime
 ) -> list[StoredFact]:
     """The current facts of the user's latest turn before this ``add`` (of its session; ``mine``:
@@ -181,20 +218,22 @@ def follow_up(
     decisions: list[Decision | None],
     mine: set[str],
     when: datetime,
-) -> None:
+) -> list[str | None]:
     """Turn the rules' ADDs of replies and slips into UPDATEs of the fact they carry on or
     correct (in place); a later fact of the same ``add`` that targets a fact a slip corrected is
     a NOOP ("She's in Nantes, not Rennes." after "I meant Nantes."). The caller holds the lock.
-    The user's facts of the turn before are read once, and only when a fact asks for them."""
+    The user's facts of the turn before are read once, and only when a fact asks for them.
+    Returns, for each fact, the fact it only answers a question about (:func:`answers_about`)."""
     before: list[StoredFact] | None = None
 
-    def said_before() -> list[StoredFact]:
+    def previous() -> list[StoredFact]:
         nonlocal before
         if before is None:
-            before = _said_before(parts, scope, meta, mine, when)
+            before = said_before(parts, scope, meta, mine, when)
         return before
 
     corrected: set[str] = set()  # facts a slip correction of this add rewrote
+    about: list[str | None] = [None] * len(facts)
     for k, f in enumerate(facts):
         d = decisions[k]
         if d is None:
@@ -204,16 +243,20 @@ def follow_up(
             continue
         if d.action != "ADD":
             continue
-        slip = _slip(f, said_before()) if corrects_slip(f.text) else None
+        slip = _slip(f, previous()) if corrects_slip(f.text) else None
         if slip is not None and slip.target is not None:
             decisions[k] = slip
             corrected.add(slip.target.id)
             continue
-        if continues(f.text) and _answers_suggestion(msgs, f) and len(said_before()) == 1:
-            prev = said_before()[0]
+        if continues(f.text) and _answers_suggestion(msgs, f) and len(previous()) == 1:
+            prev = previous()[0]
             decisions[k] = Decision(
                 "UPDATE",
                 target=prev,
                 text=continuation(prev.text, f.text),
                 reason="carries on the statement before the assistant's suggestion",
             )
+            continue
+        if _answers_suggestion(msgs, f):
+            about[k] = answers_about(msgs, f.source_turns[0], f.text, previous())
+    return about
