@@ -14,9 +14,13 @@
 Before ``answer_fn`` runs, the wrapper recalls for the question and hands over the prompt block
 (:meth:`Recall.to_prompt <mem_pipeline.recall.Recall.to_prompt>`) as ``context``; after it
 answers, the turn (the question as the user's message, the answer as the assistant's) is added
-to memory in the same scope. If extraction fails, :class:`Memory.add` keeps the turn as pending
-and raises :class:`~mem_pipeline.errors.ExtractionPendingError`: the wrapper logs it, remembers
-the pending id, and still returns the answer. ``background=True`` adds the turn in a worker
+to memory in the same scope. The previous answer, when it was given within :data:`CARRY_WITHIN`,
+leads the add as the message the question replies to: "Any particular brand?" / "walkers or
+nothing" is read as an answer about the user's statement before it, and "yes please" as taking
+up the assistant's offer (the assistant's words are never stored as facts). If extraction
+fails, :class:`Memory.add` keeps the turn as pending and raises
+:class:`~mem_pipeline.errors.ExtractionPendingError`: the wrapper logs it, remembers the pending
+id, and still returns the answer. ``background=True`` adds the turn in a worker
 thread, so a slow LLM extraction never delays its answer; the next call (or ``flush()``,
 ``close()``) waits for it, so every recall sees all earlier turns.
 
@@ -37,7 +41,7 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
@@ -51,6 +55,7 @@ from .recall import Hit
 from .text.lexical import content_words, stem
 
 __all__ = [
+    "CARRY_WITHIN",
     "ChatReply",
     "MemoryChat",
     "answer_question",
@@ -61,6 +66,9 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+#: How soon after an answer the next question is still read as a reply to it.
+CARRY_WITHIN = timedelta(hours=1)
 
 #: The user's chatbot: ``answer_fn(question, context) -> answer``.
 AnswerFn = Callable[[str, str], str]
@@ -154,6 +162,8 @@ class MemoryChat:
             ThreadPoolExecutor(max_workers=1, thread_name_prefix="mem-add") if background else None
         )
         self._futures: list[Future[AddResult | None]] = []
+        #: the last answer and when it was given: the next question may reply to it
+        self._said: tuple[str, datetime] | None = None
 
     def __call__(self, question: str, *, timestamp: datetime | str | float | None = None) -> ChatReply:
         """Recall for ``question``, answer it, remember the turn. ``timestamp``: when the
@@ -176,9 +186,14 @@ class MemoryChat:
                 user_id=self.scope["user_id"],
                 tenant=self.scope["tenant"],
             )
+        asked_at = when or self.memory.now()
         turn = [{"role": "user", "content": question}]
+        if self._said is not None and timedelta(0) <= asked_at - self._said[1] <= CARRY_WITHIN:
+            turn.insert(0, {"role": "assistant", "content": self._said[0]})
+        self._said = None
         if answer.strip():
             turn.append({"role": "assistant", "content": answer})
+            self._said = (answer, asked_at)
         added = None
         if self._executor is None:
             added = self._remember(turn, when)

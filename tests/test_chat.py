@@ -101,6 +101,37 @@ def test_wrapper_hands_over_memory_and_remembers_the_turn(mem: Memory) -> None:
     assert mem.get_all(user_id="someone-else") == []
 
 
+def test_the_next_question_replies_to_the_answer_before_it(mem: Memory, clock: Any) -> None:
+    answers = iter(["Ha, a classic! Any particular brand?", "Noted!", "Nice.", "Noted.", "Got it."])
+    sent: list[Any] = []
+    add = mem.add
+
+    def spy(messages: Any, **kw: Any) -> Any:
+        sent.append([(m["role"], m["content"]) for m in messages])
+        return add(messages, **kw)
+
+    chat = with_memory(lambda q, c: next(answers), mem, user_id="ana")
+    mem.add = spy  # type: ignore[method-assign]
+    chat("Fave snack rn is salt n vinegar crisps, could eat a family bag a day.")
+    chat("walkers or nothing")
+    # the answer before leads the add: the bare reply is read as an answer about the crisps
+    assert sent[1] == [
+        ("assistant", "Ha, a classic! Any particular brand?"),
+        ("user", "walkers or nothing"),
+        ("assistant", "Noted!"),
+    ]
+    (snack,) = [f for f in mem.get_all(user_id="ana", kind="fact") if "crisps" in f.text]
+    (brand,) = [t for t in mem.get_all(user_id="ana", kind="turn") if t.text == "walkers or nothing"]
+    assert brand.about == snack.id
+    clock.advance(days=40)  # an answer long ago is not what a question replies to
+    chat("Ive gone off crisps, roasted chickpeas are my thing now.")
+    assert sent[2][0] == ("user", "Ive gone off crisps, roasted chickpeas are my thing now.")
+    valid = [f.text for f in mem.get_all(user_id="ana")]
+    assert "walkers or nothing" not in valid and not any("vinegar" in t for t in valid)
+    block = chat("what's my go-to snack?").hits
+    assert block and not any("walkers" in h.text for h in block)
+
+
 def test_wrapper_scope_and_empty_memory(mem: Memory) -> None:
     mem.add("I live in Porto.", user_id="ana", tenant="acme")
     contexts: list[str] = []
