@@ -84,6 +84,28 @@ def test_what_ended_comes_after_what_holds_for_a_question_about_now(
     assert current in firsts[True]
 
 
+def test_what_a_message_turned_from_comes_after_what_it_says_holds_now(tmp_path: Path) -> None:
+    from mem_pipeline.text.opinion import turns_from
+
+    said = (
+        "I always cycle to work with a true crime podcast on.",
+        "Podcasts just distract me now on the bike. Audiobooks are what I listen to these days.",
+    )
+    firsts = {}
+    for on in (False, True):
+        with Memory(MemoryConfig(path=str(tmp_path / str(on)), history_last=on)) as m:
+            m.add(said[0], user_id="u", timestamp=T0 - timedelta(days=90))
+            m.add(said[1], user_id="u", timestamp=T0)
+            hits = m.search("What do I listen to on the bike?", user_id="u", now=T0 + timedelta(days=1)).hits
+            firsts[on] = hits[0].text
+    assert "distract" in firsts[False]  # worded like the question, the turning away wins without the rule
+    assert "Audiobooks" in firsts[True]
+    # what only turns from something, and what gives the value that holds instead
+    assert turns_from("Night shifts weren't for me in the end.") and turns_from("Not feeling techno lately")
+    assert not turns_from("I've gone off lager, craft IPAs are my go-to now.")
+    assert not turns_from("Quit the bakery, I'm a barista now.") and not turns_from("I'm over the moon!")
+
+
 def test_a_question_about_the_past_still_gets_the_ending_first(memory: Memory) -> None:
     _say(memory, "I've gone off Radiohead.", "Big fan of Fontaines D.C.")
     hits = memory.search("Which band did I use to like?", user_id="u", now=T0 + timedelta(days=1)).hits

@@ -22,6 +22,7 @@ from ..store import Candidate
 from ..store._payload import kind_of
 from ..text.dates import says_when
 from ..text.lexical import content_words
+from ..text.opinion import turns_from
 from ..text.phrases import AGREED_FRAME, names_something
 from ..text.slots import says_current, says_ended, slot_of, states_value
 
@@ -306,15 +307,25 @@ def history_last(ranked: Sequence[Ranked]) -> list[Ranked]:
     turns only such facts come from, after the other candidates, in their own order, each scored
     at most as the last candidate before them (pure). Other turns stay where they rank. Not a
     factor: the scaled relevance of the least similar of two candidates is 0, so no weight could
-    put "Big fan of Fontaines D.C." above the band the user has gone off."""
-    ended = {r.id for r in ranked if r.cand.kind == "fact" and _ended(r.text)}
-    if not ended:
-        return list(ranked)
+    put "Big fan of Fontaines D.C." above the band the user has gone off.
+
+    So does a fact that turns from something (``text.opinion.turns_from``: "Weirdly, any music
+    at all distracts me now", "Turns out warehouse work wasn't for me") when a fact of the same
+    message that does not is among the candidates ("It's silence or brown noise for me these
+    days", "Driving vans for DHL now"): the message said what it turned from and what holds
+    now, and the question asks what holds now."""
     citing: dict[str, set[str]] = {}
     for r in ranked:
         if r.cand.kind == "fact":
             for t in r.cand.payload.get("sources") or ():
                 citing.setdefault(t, set()).add(r.id)
+    ended = {r.id for r in ranked if r.cand.kind == "fact" and _ended(r.text)}
+    turned = {r.id for r in ranked if r.cand.kind == "fact" and r.id not in ended and _turns_from(r.text)}
+    for facts in citing.values():
+        if facts & turned and facts - turned - ended:  # the same message says what holds now
+            ended |= facts & turned
+    if not ended:
+        return list(ranked)
     later = ended | {t for t, facts in citing.items() if facts <= ended}
     now = [r for r in ranked if r.id not in later]
     if not now:
@@ -391,6 +402,11 @@ def _says_current(text: str) -> bool:
 @lru_cache(maxsize=32768)
 def _ended(text: str) -> bool:
     return says_ended(text)
+
+
+@lru_cache(maxsize=32768)
+def _turns_from(text: str) -> bool:
+    return turns_from(text)
 
 
 @lru_cache(maxsize=32768)

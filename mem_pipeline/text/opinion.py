@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 
-from .slots import OVER
+from .slots import OVER, PROFESSION, tells_end
 
-__all__ = ["dislikes", "polarity", "turns_away"]
+__all__ = ["dislikes", "polarity", "turns_away", "turns_from"]
 
 _LIKES = re.compile(
     r"\b(?:love[sd]?|adore[sd]?|(?:is|are|was) (?:the best|amazing|great|awesome|delicious)|favou?rite|"
@@ -27,6 +27,14 @@ _DISLIKES = re.compile(
 #: Words that say a taste was left behind, beyond a dislike: "I'm converted", "done with
 #: beach holidays", "changed my mind".
 _LEFT = re.compile(rf"\b(?:{OVER}|converted|changed my mind|not anymore|no longer)\b", re.IGNORECASE)
+#: ... and words that say what no longer suits the speaker ("any music distracts me now", "the
+#: gym bores me to tears", "warehouse work wasn't for me", "not feeling jazz these days").
+_NOT_FOR_ME = re.compile(
+    r"\b(?:distracts? me|bores? me|(?:was|is|were|are)n['’]?t for me|not for me|not feeling|put me off|"
+    r"(?:i['’]?m|i am) (?:so |totally |completely )?over(?! the moon)|"
+    r"can['’]?t (?:take|handle|stand|do) (?:it|that|them|the \w+)(?: any ?more)?)\b",
+    re.IGNORECASE,
+)
 
 
 def polarity(text: str) -> int:
@@ -45,3 +53,24 @@ def turns_away(text: str) -> bool:
     """Whether a statement turns away from something it liked or did ("pineapple on pizza is
     gross", "superhero fatigue is real", "honestly I'm converted", "done with running")."""
     return bool(_DISLIKES.search(text) or _LEFT.search(text))
+
+
+#: What gives the value that holds instead, next to what a statement turned from.
+_INSTEAD = re.compile(
+    r"\b(?:prefer\w*|my (?:thing|go-to|jam)|all the way|from now on|instead|new|switched to|"
+    r"(?:moved|transferred|relocated) (?:to|in)|started)\b",
+    re.IGNORECASE,
+)
+
+
+def turns_from(text: str) -> bool:
+    """Whether a statement only turns from something (pure): it says that something ended
+    (``text.slots.tells_end``) or no longer suits the speaker ("any music at all distracts me
+    now", "the gym bores me to tears now", "turns out warehouse work wasn't for me"), even said
+    with "now", and gives nothing that holds instead: no liking or preference ("roasted
+    chickpeas are my thing now", "I much prefer trail running"), no new place, role or value
+    ("Left teaching, I'm a data analyst now": a profession; "the new place is rented through
+    Habito")."""
+    if not (tells_end(text) or _NOT_FOR_ME.search(text)):
+        return False
+    return not (_LIKES.search(text) or _INSTEAD.search(text) or PROFESSION.search(text))
