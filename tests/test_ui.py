@@ -325,3 +325,16 @@ def test_memories_pages_through_a_thousand_facts(ui: UI) -> None:
     assert "note 50:" in second.text and "note 49:" not in second.text
     only = ui.get(key, "/ui/api/memories", kind="fact")
     assert "0 of 0" in only.text and "Nothing stored matches." in only.text
+
+
+def test_an_answer_links_to_the_statement_it_answered(ui: UI) -> None:
+    key = ui.key("acme", "ana")
+    (snack,) = ui.memory.add("Fave snack rn is salt n vinegar crisps.", user_id="ana", tenant="acme").ids
+    asked = {"role": "assistant", "content": "Any particular brand?"}
+    ui.memory.add([asked, {"role": "user", "content": "walkers or nothing"}], user_id="ana", tenant="acme")
+    # the answer (a fact, or the bare turn when the rules find none in it) names the crisps
+    (brand,) = [f for f in ui.memory.get_all(user_id="ana", tenant="acme") if f.about]
+    assert brand.about == snack and "walkers" in brand.text.lower()
+    page = ui.get(key, f"/ui/api/fact/{brand.id}").text
+    assert "the statement it answered" in page and f"fact/{snack}" in page
+    assert "the statement it answered" not in ui.get(key, f"/ui/api/fact/{snack}").text

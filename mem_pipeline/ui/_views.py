@@ -283,6 +283,11 @@ def fact_page(
                 if fact.reply_to
                 else []
             ),
+            *(
+                [("about", h('<a href="{r}">the statement it answered</a>', r=route("fact", fact.about)))]
+                if fact.about
+                else []
+            ),
             *([("metadata", h("<pre>{m}</pre>", m=meta))] if meta else []),
         ]
     )
