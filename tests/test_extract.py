@@ -221,6 +221,25 @@ def test_remainder_keeps_the_clauses_a_correction_does_not_touch() -> None:
     rennes = re.compile(r"\bRennes\b")
     # without its place, "My sister Clara lives" says nothing: replaced whole
     assert remainder("My sister Clara lives in Rennes.", lambda c: bool(rennes.search(c)), "Rennes") is None
+    # nor does "I work" without where: what qualified it goes too
+    aldi = re.compile(r"\baldi\b", re.I)
+    assert (
+        remainder(
+            "I work at the aldi in Govan, mostly on the checkouts.", lambda c: bool(aldi.search(c)), "aldi"
+        )
+        is None
+    )
+    assert (
+        remainder("I work nights at the aldi in Govan.", lambda c: bool(aldi.search(c)), "aldi")
+        == "I work nights."
+    )
+    # a clause that only repeats the verb of one taken out goes with it; one with its own says more
+    vodafone = re.compile(r"\bvodafone\b", re.I)
+    assert remainder("I'm with Vodafone, have been since 2019.", lambda c: bool(vodafone.search(c))) is None
+    assert (
+        remainder("I'm with Vodafone, I have been learning Welsh.", lambda c: bool(vodafone.search(c)))
+        == "I have been learning Welsh."
+    )
 
 
 def test_what_a_correction_by_contrast_says_holds_instead() -> None:

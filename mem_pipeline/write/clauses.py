@@ -79,6 +79,17 @@ _COMPANY = re.compile(r"with (?:my|our|his|her|their)\b", re.I)
 _MODIFIER = re.compile(r"(?:in|at|on|near|from|for|by|to|since|until|after|before|around)\b", re.I)
 # a phrase with no verb that says what the place before it is ("at Baker & Moss, a small firm")
 _APPOSITIVE = re.compile(r"(?:a|an|the)\s", re.I)
+# a clause that only repeats the verb of the one before it ("I bank with Barclays, have done
+# since I was 16"; "..., been doing it 6 years"): it says more of that clause
+_ELLIPSIS = re.compile(
+    r"(?:and\s+)?(?:i\s+|we\s+)?(?:(?:have|has|had|'ve)\s+(?:done|been)"
+    r"(?=\s*(?:$|[,.!]|since\b|for\b|ever\b|forever\b|all\b|as long\b))|"
+    r"been doing (?:it|that|this)\b|always have\b|still do\b)",
+    re.I,
+)
+#: Words that, with a place taken out, leave nothing said ("I work at the Lidl on Hessle Road,
+#: mostly on the tills" without Lidl: "I work, mostly on the tills").
+_BARE_WORK = frozenset({"work", "works", "worked", "working", "job"})
 
 
 #: Where one works, as a named place and what qualifies it ("at Spotify, on the payments team").
@@ -134,7 +145,7 @@ def remainder(
             cut = False
             if not (
                 dropped
-                and not has_clause_verb(clause)
+                and (not has_clause_verb(clause) or _ELLIPSIS.match(clause))
                 and not _COMPANY.match(clause)
                 and not polarity(clause)
             ):
@@ -157,7 +168,15 @@ def remainder(
             rest = re.sub(
                 rf"\s*{_PLACE}{re.escape(value)}\b(?:\s+(?:&\s+)?[A-Z][\w'’-]*)*", "", clause, flags=re.I
             )
-            if rest != clause and not touched(rest) and not sets(rest, "residence") and _says_something(rest):
+            head = _CLAUSE.split(rest.strip(" ,"), maxsplit=1)[0]
+            bare = {w.lower() for w in content_words(head)} <= _BARE_WORK
+            if (
+                rest != clause
+                and not touched(rest)
+                and not sets(rest, "residence")
+                and not bare
+                and _says_something(rest)
+            ):
                 kept.append(rest.strip(" ,"))
                 dropped, cut = False, True
     kept = [re.sub(r"^with\s+", "", c, flags=re.I) for c in kept if _says_something(c)]
