@@ -57,6 +57,16 @@ SETS = {
         "cassettes/behaviour/heldout14.yaml",
         "eval/results/behaviour_heldout14_llm.json",
     ),
+    "heldout15": (
+        "eval/data/behaviour_heldout15",
+        "cassettes/behaviour/heldout15.yaml",
+        "eval/results/behaviour_heldout15_llm.json",
+    ),
+    "heldout16": (
+        "eval/data/behaviour_heldout16",
+        "cassettes/behaviour/heldout16.yaml",
+        "eval/results/behaviour_heldout16_llm.json",
+    ),
 }
 
 
