@@ -114,8 +114,8 @@ def set_aside(
             aside[a.id] = by
     # an answer about what went aside goes with it, as ``write.apply.supersede`` has it: an
     # item of no slot that the later one says is over
-    ends = {r.id for r, w in zip(known, rows) if tells_end(w.text)}
-    whole = {a.id for a, wa in zip(known, rows) if wa.slot is None and aside.get(a.id) in ends}
+    row = {r.id: w for r, w in zip(known, rows)}
+    whole = {a for a, b in aside.items() if row[a].slot is None and tells_end(row[b].text)}
     for a, wa in zip(known, rows):
         if wa.about in whole and a.id not in aside:
             aside[a.id] = aside[wa.about]
