@@ -314,13 +314,15 @@ def history_last(ranked: Sequence[Ranked]) -> list[Ranked]:
     message that does not is among the candidates ("It's silence or brown noise for me these
     days", "Driving vans for DHL now"): the message said what it turned from and what holds
     now, and the question asks what holds now."""
+    ended = {r.id for r in ranked if r.cand.kind == "fact" and _ended(r.text)}
+    turned = {r.id for r in ranked if r.cand.kind == "fact" and r.id not in ended and _turns_from(r.text)}
+    if not ended and not turned:
+        return list(ranked)
     citing: dict[str, set[str]] = {}
     for r in ranked:
         if r.cand.kind == "fact":
             for t in r.cand.payload.get("sources") or ():
                 citing.setdefault(t, set()).add(r.id)
-    ended = {r.id for r in ranked if r.cand.kind == "fact" and _ended(r.text)}
-    turned = {r.id for r in ranked if r.cand.kind == "fact" and r.id not in ended and _turns_from(r.text)}
     for facts in citing.values():
         if facts & turned and facts - turned - ended:  # the same message says what holds now
             ended |= facts & turned
