@@ -580,11 +580,28 @@ class ConceptLinks:
         return found
 
     def _counts(self, scope: Scope, names: Sequence[str]) -> dict[str, float]:
-        """The fact counts of those of ``names`` that are concepts of the user (read from the
-        store once per process, by id)."""
+        """The fact counts of those of ``names`` that are concepts of the user: for a user whose
+        current facts' concepts are read whole (``_read_facts``), how many of them carry it (a
+        concept's count is the number of current facts that carry it; none carry a name that is
+        no concept); else, and for a concept a write changed since, read from the store once
+        per process, by id."""
         u = self._user(scope)
         assert u is not None
+        if u.facts_whole is None:
+            self._read_facts(scope, u)
         unknown = [n for n in dict.fromkeys(names) if n not in u.counts and n not in u.absent]
+        if unknown and u.facts_whole:
+            left = []
+            for n in unknown:
+                got = u.facts.get(n)
+                if n in u.facts_stale or (got is not None and got[0] != _ALL):
+                    left.append(n)  # changed since the whole read: its count is the store's
+                elif got is None:
+                    u.absent.add(n)
+                else:
+                    u.counts[n] = float(len(got[1]))
+                    u.any = True
+            unknown = left
         if unknown:
             ids = {self._cid(scope, n): n for n in unknown}
             got = self.store.get_points(self.store.concepts, list(ids), scope)

@@ -110,7 +110,8 @@ def test_timeout_retry_backoff_scenario_across_processes(tmp_path, embedder, clo
 def test_links_and_facts_read_whole_stay_in_step_with_writes(tmp_path, embedder, clock, monkeypatch) -> None:
     """A user's followable links and facts' concepts, read whole on the first search, follow the
     writes after it: a later search expands and associates as a new process does, whether that
-    process reads them whole or per concept."""
+    process reads them whole or per concept; so do the concept counts (specificity) derived from
+    the whole read, and the payload cache it fills."""
     path = str(tmp_path / "s")
     m = Memory(config=MemoryConfig(path=path), embedder=embedder, clock=clock)
     ids = _store_notes(m, "dev", [*NOTES, REPEAT])
@@ -125,6 +126,9 @@ def test_links_and_facts_read_whole_stay_in_step_with_writes(tmp_path, embedder,
     warm = m.search("deploy", user_id="dev", limit=1)
     assert "backoff" in warm.expanded_concepts
     assert warm.associations and ids[NOTES[2][0]] not in [h.id for h in warm.associations]
+    names = sorted({c for _, cs in [*NOTES, REPEAT] for c in cs} | {"deploy", "backoff", "no such"})
+    spec = m.parts.links.specificity(Scope.of("dev"), names)
+    assert spec["deploy"] < 1.0  # on several facts
     m.close()
     for at_most, whole in ((links_module.WHOLE_LINKS, True), (0, False)):
         monkeypatch.setattr(links_module, "WHOLE_LINKS", at_most)
@@ -133,6 +137,10 @@ def test_links_and_facts_read_whole_stay_in_step_with_writes(tmp_path, embedder,
         r = fresh.search("deploy", user_id="dev", limit=1)
         assert r.expanded_concepts == warm.expanded_concepts
         assert [(h.id, h.score) for h in r.associations] == [(h.id, h.score) for h in warm.associations]
+        assert [h.id for h in r.hits] == [h.id for h in warm.hits]
+        # (a fresh process's lexical scores differ from a warm one's in the eighth digit)
+        assert [h.score for h in r.hits] == pytest.approx([h.score for h in warm.hits], rel=1e-6)
+        assert fresh.parts.links.specificity(Scope.of("dev"), names) == spec
         u = fresh.parts.links._user(Scope.of("dev"))
         assert u.links_whole is whole and u.facts_whole is whole
         fresh.close()

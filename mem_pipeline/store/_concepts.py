@@ -12,6 +12,7 @@ from typing import Any
 from qdrant_client import models
 
 from ..models import Scope
+from ._briefs import BRIEF_SELECTOR
 from ._collections import VALID, StoreBase, user_filter
 
 __all__ = ["ConceptStore"]
@@ -131,18 +132,23 @@ class ConceptStore(StoreBase):
     def facts_concepts(self, scope: Scope, at_most: int) -> dict[str, list[str]] | None:
         """The concepts of each of the user's current facts (id -> concepts), when they are at
         most ``at_most`` facts; None when there are more. One engine call, of at most
-        ``at_most + 1`` points."""
+        ``at_most + 1`` points. What ranking reads of those facts (``_briefs``) comes in the same
+        call and goes into the payload cache, when it has room for them: the user's next
+        searches read no payload from the engine."""
         flt = _user_and(scope, VALID)
+        fill = 0 < at_most <= self.briefs.size // 2  # never more than half the cache at once
         with self._translate("reading a user's fact concepts"):
             recs, _ = self.client.scroll(
                 self.facts,
                 scroll_filter=flt,
                 limit=at_most + 1,
-                with_payload=models.PayloadSelectorInclude(include=["concepts"]),
+                with_payload=BRIEF_SELECTOR if fill else models.PayloadSelectorInclude(include=["concepts"]),
                 with_vectors=False,
             )
         if len(recs) > at_most:
             return None
+        if fill:
+            self.briefs.put_many({str(r.id): r.payload or {} for r in recs})
         return {str(r.id): [str(c) for c in (r.payload or {}).get("concepts") or ()] for r in recs}
 
     def concept_layer(self, scope: Scope) -> tuple[dict[str, float], list[dict[str, Any]]]:
