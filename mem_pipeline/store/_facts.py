@@ -492,10 +492,7 @@ class FactStore(StoreBase):
             asks.append(("lexical", sparse_q))
         if not asks:
             return []
-        requests = [
-            models.QueryRequest(query=query, using=using, filter=flt, limit=limit, with_payload=False)
-            for using, query in asks
-        ]
+        requests = [_request(query, using, flt, limit) for using, query in asks]
         with self._translate("searching"):
             responses: list[Any] = self.client.query_batch_points(self.facts, requests=requests)
         scores: dict[str, dict[str, float]] = {}  # id -> {signal: score}, in the order found
@@ -519,16 +516,13 @@ class FactStore(StoreBase):
             ("dense", dense, "lexical", sparse),
             ("lexical", sparse, "dense", dense),
         ]
-        requests = [
-            models.QueryRequest(query=query, using=using, filter=flt, limit=limit, with_payload=False)
-            for using, query, _, _ in asks
-        ] + [
-            models.QueryRequest(
-                query=query,
-                using=using,
-                prefetch=models.Prefetch(query=other_query, using=other, filter=flt, limit=limit),
-                limit=limit,
-                with_payload=False,
+        requests = [_request(query, using, flt, limit) for using, query, _, _ in asks] + [
+            _request(
+                query,
+                using,
+                None,
+                limit,
+                models.Prefetch.model_construct(query=other_query, using=other, filter=flt, limit=limit),
             )
             for using, query, other, other_query in asks
         ]
@@ -597,3 +591,14 @@ class FactStore(StoreBase):
                 for fid, key in todo:
                     self.client.set_payload(self.facts, payload={"key_hash": key}, points=[fid], wait=True)
         return [fid for fid, _ in todo]
+
+
+def _request(
+    query: Any, using: str, flt: models.Filter | None, limit: int, prefetch: models.Prefetch | None = None
+) -> models.QueryRequest:
+    """A search's query for ids and scores, built without validating it: its parts are ours
+    and already of the right types, and validating a dense query checks each of its 384 floats
+    (0.1 ms of a search's four)."""
+    return models.QueryRequest.model_construct(
+        query=query, using=using, filter=flt, prefetch=prefetch, limit=limit, with_payload=False
+    )
