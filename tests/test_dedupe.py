@@ -79,6 +79,18 @@ def test_a_change_of_one_clause_keeps_the_clauses_it_does_not_touch(mem, clock) 
     clock.advance(days=30)
     mem.add("Got a Kindle and honestly I'm converted, I read everything on it now.", user_id="v")
     assert not any("weird" in f.text for f in mem.get_all(user_id="v") if f.kind == "fact")
+    # what is left of one's own trade stays, however short: "I'm a physiotherapist"
+    mem.add(
+        "I'm a physiotherapist, and most evenings after work I'm out on the lake with the Harbour Lane "
+        "Rowing Club",
+        user_id="w",
+    )
+    clock.advance(days=30)
+    res = mem.add("I'm not with Harbour Lane any more, the knee is done.", user_id="w")
+    assert res.count("SUPERSEDE") == 1 and "a change of" in res.events[0].reason, res.events
+    valid = [f.text for f in mem.get_all(user_id="w") if f.kind == "fact"]
+    assert "I'm a physiotherapist." in valid, valid
+    assert not any("Rowing" in t for t in valid), valid
 
 
 def test_a_change_rule_stays_with_its_person_and_never_takes_something_new_for_an_end(mem, clock) -> None:

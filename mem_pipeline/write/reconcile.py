@@ -62,6 +62,7 @@ from ..text.slots import (
     slot_of,
     tells_history,
 )
+from ..text.smalltalk import FIRST_PERSON
 from ..text.voice import conflicting_specifics, missing_specifics, third_person
 from ._about import names as _names
 from ._about import person as _person
@@ -362,7 +363,17 @@ def _keeping_rest(d: Decision, text: str, changed: set[str]) -> Decision:
     if place is not None and not left_place(text, place):
         place = None
     kept = _keeping(d, functools.partial(_says_any, changed), place)
-    return replace(kept, keep=tuple(k for k in kept.keep if len(content_words(k[2])) >= 3))
+    return replace(kept, keep=tuple(k for k in kept.keep if _stands_alone(k[2])))
+
+
+def _stands_alone(rest: str) -> bool:
+    """Whether what a correction left of a fact is worth keeping: three content words or more,
+    or fewer that say what the person is in the first person ("I'm a dental hygienist", left
+    when the rowing club the same fact named was given up); not a reason left behind ("stress
+    at work")."""
+    if len(content_words(rest)) >= 3:
+        return True
+    return bool(FIRST_PERSON.match(rest)) and slot_of(rest) is not None
 
 
 #: A diet one follows, which holds one at a time.
