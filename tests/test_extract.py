@@ -105,6 +105,26 @@ def test_passing_moods_and_asides_are_small_talk_bare_attributes_are_statements(
     assert [f.text for f in facts] == ["Pescatarian"]  # the trailing "btw" is how, not what
 
 
+def test_a_wait_or_deadline_of_minutes_and_a_greeting_after_a_no_are_small_talk() -> None:
+    from mem_pipeline.text.smalltalk import is_small_talk
+
+    for text in (
+        "the pharmacy line is not moving, been queuing for 25 mins",
+        "been on hold with the council for 35 minutes",
+        "want something hot within 15 minutes",
+        "yeah merry christmas!!",
+        "nope, happy holidays to you too",
+    ):
+        assert is_small_talk(text), text
+    for text in (
+        "I've been swimming for 45 minutes every morning since March.",  # a habit
+        "My commute is 40 minutes each way.",
+        "I work at the post office, been on the counter for 40 min today.",
+        "no eggs for me, I'm allergic",
+    ):
+        assert not is_small_talk(text), text
+
+
 def test_a_bare_number_is_grounded_only_by_the_same_number() -> None:
     assert ground("I'm 61", ["i'm 61"]) is None
     assert ground("I'm 62", ["i'm 61"]) == "the fact has no content words"

@@ -54,6 +54,16 @@ _TRANSIENT = re.compile(
     r"^\W*i hope (?:you(?:['’]re| are)) (?:fine|well|good|ok(?:ay)?|doing well)\b)",
     re.IGNORECASE,
 )
+# what one is in the middle of this very minute: a wait counted in minutes ("been standing here
+# 40 min", "been on hold for 25 minutes"), or what one needs within minutes ("need something in 20
+# min"); not a habit of so many minutes ("I've been running for 30 minutes every morning")
+_MOMENT = re.compile(
+    r"\bbeen (?:\w+ing )?(?:here|there|in (?:line|the queue|traffic)|on hold|waiting|stuck|queu\w*|"
+    r"standing|sitting)\b[^.!?]*?\b\d+\s*(?:min|mins|minutes)\b|"
+    r"\b(?:need|want)\b[^.!?]*?\b(?:in|within|under)\s+(?:like |about |the next )?"
+    r"\d+\s*(?:min|mins|minutes)\b",
+    re.IGNORECASE,
+)
 # a request to the assistant: not a statement about the user
 _REQUEST = re.compile(
     r"^\s*(?:(?:please|pls|ok|so|anyway|now)[\s,]+)*(?:can|could|would|will) (?:you|u)\b|^\s*(?:please )?"
@@ -74,7 +84,7 @@ _GREETING = re.compile(
 # "Lmaooo ok that helped", "I love that idea!", "Quite unrelated.", "A few things for your
 # records."): said to the assistant, about nothing of the user's
 _EXCHANGE = re.compile(
-    r"^\s*(?:(?:oh|ah|ok|okay|right|well)[\s,]+)*(?:"
+    r"^\s*(?:(?:oh|ah|ok|okay|right|well|nah+|yeah|yes|yep|no|nope|aw+|haha+|lol)[\s,!.]+)*(?:"
     r"got(?:ta| to) go|gtg|g2g|ttyl|talk (?:to you )?(?:later|soon|tomorrow)|catch you later|speak soon|"
     r"happy (?:new year|birthday|holidays|christmas|easter|diwali|eid|hanukkah|thanksgiving|friday|monday)|"
     r"merry (?:christmas|xmas)|season['’]?s greetings|"
@@ -229,6 +239,8 @@ def is_statement(sentence: str) -> bool:
         return False
     if _TRANSIENT.search(s) and len(words) <= 8:
         return False
+    if _MOMENT.search(s) and len(words) <= 12 and not (FIRST_PERSON.search(s) and slot_of(s)):
+        return False  # (but "I work at the post office, been on the counter 40 min today")
     if slot_of(s) is None and not [w for w in content_words(s) if w not in _SMALL_TALK and w not in _SPOKEN]:
         return False  # "nah thats my only one lol": texting's "thats", "lol" say nothing
     if FIRST_PERSON.search(s):
