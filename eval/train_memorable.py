@@ -8,8 +8,10 @@ Data: ``eval/data/memorable/train.jsonl`` and ``test.jsonl``, one ``{"text", "ke
 hand-labelled chat sentences written by two separate writers (the test set's writer never saw
 the training set). ``test_more.jsonl`` (400 sentences, half of each label, written on
 2026-12-05 by a third writer who saw 40 lines of the training set for the format, and neither
-the test set nor the rules) is a second test set, read once for the report too. The model: L2-regularised logistic regression on the sentence's embedding
-(the default local embedder), fitted by Newton's method. It is used only to *drop* sentences the
+the test set nor the rules) is a second test set, read once for the report too.
+
+The model: L2-regularised logistic regression on the sentence's embedding (the default local
+embedder), fitted by Newton's method. It is used only to *drop* sentences the
 rules keep, so its threshold is chosen on the training set alone, by 5-fold cross-validation:
 the highest threshold at which no more than ``--max-lost`` of the durable sentences the rules
 keep would be dropped. The test set is read once, for the report.
