@@ -227,6 +227,23 @@ def test_irregular_past_forms_read_as_their_verb() -> None:
     assert content_words("a bit of rose") == ["bit", "rose"]
 
 
+def test_the_compiled_stemmer_gives_the_pure_python_snowball_stems() -> None:
+    """Stems are part of every stored lexical vector (``LEXICAL_VERSION``): the compiled
+    stemmer in use must stem as the pure-Python English Snowball does."""
+    from snowballstemmer.english_stemmer import EnglishStemmer
+
+    from mem_pipeline.text.lexical import _stemmer, stem
+
+    assert type(_stemmer()).__module__ == "Stemmer"  # PyStemmer's, not the pure-Python one
+    reference = EnglishStemmer()
+    words = (
+        "connections generously relational happiness organisation hopping skies dying news "
+        "fairly cycling swimming ponies argued communism knitting gardening volunteering "
+        "adopted painting marathons vegetarianism physiotherapist cats' caress"
+    ).split()
+    assert [stem.__wrapped__(w) for w in words] == [reference.stemWord(w) for w in words]
+
+
 def test_a_question_in_the_present_finds_a_turn_in_the_past(mem) -> None:
     mem.add("Met Ana at the climbing gym last spring.", user_id="u", infer=False)
     mem.add("The climbing gym has a new wall.", user_id="u", infer=False)

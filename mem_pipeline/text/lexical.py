@@ -60,7 +60,10 @@ _SENT_RE = re.compile(
 )
 # a snowball stemmer keeps the word it works on in the object: one per thread (the concept
 # layer's write-behind thread stems while a caller's thread does; a shared one raised
-# IndexError from inside the stemmer once, on a whole LoCoMo run)
+# IndexError from inside the stemmer once, on a whole LoCoMo run). ``snowballstemmer.stemmer``
+# gives PyStemmer's compiled Snowball (a dependency) when it is installed: the same English
+# algorithm, 1.4 us a word against the pure-Python one's 27 us here, which made stemming the
+# new words of an added turn the dearest step of its lexical entry
 _STEMMERS = threading.local()
 
 
