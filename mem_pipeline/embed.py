@@ -47,9 +47,14 @@ class LocalEmbedder:
     machine's cores up to 4. Measured on a 2-core machine: one short query 5.7 ms with one
     thread, 3.6 ms with two; batches of 50 turns 221 -> 399 texts/s. (With qdrant-client's
     pure-Python local mode one thread was better: the store needed the other core; the edge
-    engine does not.)
+    engine does not.) One run at a time: a second caller (the write-behind embedding waiting
+    turns beside a search's query) waits for the first instead of both runs' threads fighting
+    over the cores, which made such runs several times slower.
     """
 
+    #: computed in this process, with no network to fail: a raw turn's vector may be computed
+    #: by the write-behind after the ``add`` returns (``links.ConceptLinks.dense``)
+    in_process = True
     MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
     model_id = "all-MiniLM-L6-v2-onnx-int8"
     dimensions = 384
@@ -81,6 +86,7 @@ class LocalEmbedder:
         self._tokenizer.enable_truncation(max_length=self.max_tokens)
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         self._lock = threading.Lock()  # tokenizers' padding state is shared
+        self._running = threading.Lock()
 
     @staticmethod
     def _installed_model() -> Path:
@@ -122,7 +128,8 @@ class LocalEmbedder:
         mask = np.array([e.attention_mask for e in encs], dtype=np.int64)
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         try:
-            (hidden,) = self._session.run(["last_hidden_state"], feeds)
+            with self._running:  # one run at a time: its threads already take every core
+                (hidden,) = self._session.run(["last_hidden_state"], feeds)
         except Exception as e:
             raise EmbedderError(f"the ONNX model failed: {e}") from e
         m = mask[:, :, None].astype(np.float32)

@@ -35,6 +35,14 @@ new turn lends the turns before it (:meth:`ConceptLinks.contexts`; a search writ
 first, an add reading those turns from the engine sees the waiting ones, and a delete or update
 writes them first). Recovery adds the history its facts imply and lends the latest turns what
 the turns after them did not (``write.turns.missing_contexts``).
+
+A new turn's dense vector waits too (:meth:`ConceptLinks.dense`): the turn is written at once,
+text, payload and lexical vector, and the background thread embeds the waiting turns in one
+call before it takes the lock, so an ``add`` of a raw turn returns without the model's
+~10 ms, and a chatbot's next add or search goes on while it runs. A read that writes the batch
+first (a search) computes what the thread has not. Only for an embedder that runs in this
+process (``in_process``): a remote one's errors must reach the ``add`` that caused them.
+Recovery embeds the turns a process left without a vector.
 """
 
 from __future__ import annotations
@@ -51,13 +59,17 @@ from datetime import datetime
 from itertools import combinations
 from typing import Any
 
-from ._links_behind import Contexts, Counts, Pairs, Rows, WriteBehind
+from ._links_behind import Contexts, Counts, Dense, Pairs, Rows, WriteBehind
 from .concepts import followable, name_key, pair_deltas, pair_key, point_id, query_grams, strength_of
 from .models import Scope
 
 __all__ = ["ConceptLinks", "LinkView"]
 
 log = logging.getLogger(__name__)
+
+#: At most this many turns wait for the write-behind to embed them; past it an add embeds its
+#: own turns (a bulk load one call at a time outruns the thread)
+DENSE_BACKLOG = 32
 
 
 @dataclass(frozen=True)
@@ -172,6 +184,8 @@ class ConceptLinks:
             write=self._write_batch,
             history=self._write_history,
             contexts=self._write_contexts,
+            vectors=self._write_dense,
+            embed=lambda texts: self.embed.embed(texts),
             end=store.end,
             idle=self._after_batch,
         )
@@ -261,6 +275,24 @@ class ConceptLinks:
             else:
                 self.store.set_lexicals(grown)
 
+    def defers_dense(self) -> bool:
+        """Whether a journaled write's new turns are embedded by the write-behind
+        (:meth:`dense`) rather than before they are written: it is on, and fewer than
+        :data:`DENSE_BACKLOG` turns wait (adds faster than the thread embeds embed their own)."""
+        return self._behind.enabled() and self._behind.waiting_dense() < DENSE_BACKLOG
+
+    def dense(self, scope: Scope, items: Sequence[tuple[str, str]]) -> None:
+        """Give turns written without a dense vector theirs: (turn id, the text it is embedded
+        as). Inside a journaled write (with a ``delay``) with the user's next batch, which the
+        background thread embeds before it takes the lock; else now."""
+        if not items:
+            return
+        with self._lock:
+            if self._behind.active_user(scope):
+                self._behind.record_dense(scope, items)
+            else:
+                self._write_dense({fid: [text, None] for fid, text in items})
+
     def settled(self) -> bool:
         """Whether the write-behind has nothing waiting (for benchmarks that must not let its
         background work fall into another system's timed calls)."""
@@ -274,6 +306,13 @@ class ConceptLinks:
         # the turns still stored (a delete is preceded by a flush; this is the safety net); the
         # latest turns an add keeps in memory already hold these contexts and stay current
         self.store.set_lexicals([(fid, text, fields) for fid, (text, fields) in grown.items()], batched=True)
+
+    def _write_dense(self, dense: Dense) -> None:
+        missing = [fid for fid, (_, vec) in dense.items() if vec is None]
+        if missing:  # a read writes the batch before the thread computed them: computed here
+            for fid, vec in zip(missing, self.embed.embed([dense[fid][0] for fid in missing])):
+                dense[fid][1] = vec
+        self.store.set_dense([(fid, vec) for fid, (_, vec) in dense.items()])
 
     def _write_history(self, rows: Rows) -> None:
         by_scope: dict[Scope, list[dict[str, Any]]] = {}

@@ -123,6 +123,7 @@ def _damage(m: Memory, levels: int) -> str:
     ok = m.get_all(user_id="x")  # nothing; makes sure the store is open and healthy
     assert ok == []
     good = m.add("The other tenant's fact.", user_id="bob", tenant="t2", infer=False).ids[0]
+    m.parts.links.flush()  # what the add left to the write-behind (its vector) goes first
     fact = m.get(good, user_id="bob", tenant="t2").model_copy(
         update={"id": fid, "scope": Scope.of("ana"), "metadata": _nested(levels), "text": "I like tea."}
     )

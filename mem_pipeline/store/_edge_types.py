@@ -115,6 +115,8 @@ def _condition(c: Any) -> Any:
             return qe.FieldCondition(key=c.key, range=qe.RangeFloat(gte=r.gte, gt=r.gt, lte=r.lte, lt=r.lt))
     if isinstance(c, models.HasIdCondition):
         return qe.HasIdCondition({str(i) for i in c.has_id})
+    if isinstance(c, models.HasVectorCondition):
+        return qe.HasVectorCondition(c.has_vector)
     raise StoreError(f"the edge engine does not translate the condition {c!r}")
 
 

@@ -34,21 +34,21 @@ class FactStore(StoreBase):
 
     def upsert_facts(
         self,
-        items: Sequence[tuple[StoredFact, VectorLike, str, str]],
+        items: Sequence[tuple[StoredFact, VectorLike | None, str, str]],
     ) -> None:
         """Write facts: (fact, dense vector of ``embed_text``, ``embed_text``, ``index_text``).
 
-        The sparse (lexical) vector is built here from ``index_text``.
+        The sparse (lexical) vector is built here from ``index_text``. A dense vector of None
+        writes the point without one, to be given it by :meth:`set_dense` (a turn whose
+        embedding waits for the write-behind).
         """
         points = []
         briefs = {}
         for fact, dense, embed_text, index_text in items:
             idx, vals = sparse_doc(index_text)
-            if len(dense) != self.dimensions:
-                raise EmbedderMismatchError(
-                    f"vector of {len(dense)} dims for a collection of {self.dimensions}"
-                )
-            vec: dict[str, Any] = {"dense": np.asarray(dense, dtype=np.float32).tolist()}
+            vec: dict[str, Any] = {}
+            if dense is not None:
+                vec["dense"] = self._dense(dense)
             if idx:
                 vec["lexical"] = models.SparseVector(indices=idx, values=vals)
             payload = fact_to_payload(fact, embed_text, index_text)
@@ -61,6 +61,50 @@ class FactStore(StoreBase):
             with self._translate("writing facts"):
                 self.client.upsert(self.facts, points=points, wait=True)
             self.briefs.put_many(briefs)
+
+    def _dense(self, dense: VectorLike) -> list[float]:
+        if len(dense) != self.dimensions:
+            raise EmbedderMismatchError(f"vector of {len(dense)} dims for a collection of {self.dimensions}")
+        out: list[float] = np.asarray(dense, dtype=np.float32).tolist()
+        return out
+
+    def set_dense(self, items: Sequence[tuple[str, VectorLike]]) -> None:
+        """Give points written without a dense vector theirs: (id, vector). Those deleted
+        since are skipped; the latest turns an add kept in memory (:meth:`keep_recent`) hold
+        no vectors and stay current."""
+        if not items:
+            return
+        with self._translate("reading facts"):
+            there = {
+                str(r.id)
+                for r in self.client.retrieve(self.facts, ids=[fid for fid, _ in items], with_payload=False)
+            }
+        points = [
+            models.PointVectors(id=fid, vector={"dense": self._dense(v)}) for fid, v in items if fid in there
+        ]
+        if not points:
+            return
+        before = self._facts_writes()
+        current = [k for k, (at, _, _) in self._recent.items() if at == before]
+        with self._translate("writing vectors"):
+            self.client.update_vectors(self.facts, points=points, wait=True)
+        after = self._facts_writes()
+        if after is not None:
+            for k in current:
+                _, depth, rows = self._recent[k]
+                self._recent[k] = (after, depth, rows)
+
+    def without_dense(self, scope: Scope) -> list[tuple[str, str]]:
+        """The points of one user (all agents and runs) that have no dense vector yet, each
+        as (id, the text it is embedded as): a process that ended before its write-behind
+        embedded them leaves them so."""
+        flt = user_filter(scope)
+        flt.must_not = [models.HasVectorCondition(has_vector="dense")]
+        sel = models.PayloadSelectorInclude(include=["text", "embed_text"])
+        return [
+            (str(r.id), str((r.payload or {}).get("embed_text") or (r.payload or {}).get("text", "")))
+            for r in self._scroll(self.facts, flt, payload=sel)
+        ]
 
     def recent_raw(self, scope: Scope, session: Any, limit: int) -> list[dict[str, Any]]:
         """The last ``limit`` raw turns of this scope (and session, when given), newest first.

@@ -21,8 +21,8 @@ def recover(parts: Parts) -> int:
 
     A ``forget`` is redone. For any other write, the user's facts are the truth (each fact is
     one atomic point write): history events missing for them are added (marked
-    ``recovered``), and concept counts and links are recomputed from them. Concepts still
-    without their name vector get it.
+    ``recovered``), concept counts and links are recomputed from them, and turns still
+    without their dense vector get it. Concepts still without their name vector get it.
     """
     with parts.lock:
         todo = parts.store.unfinished()
@@ -45,6 +45,10 @@ def repair_user(parts: Parts, scope: Scope, op: str) -> None:
         store.delete_user(scope)
         links.invalidate(scope)
         return
+    # turns whose vectors waited for the write-behind when the process ended
+    waiting = store.without_dense(scope)
+    if waiting:
+        store.set_dense(list(zip([fid for fid, _ in waiting], parts.embed.embed([t for _, t in waiting]))))
     facts = list(store.scroll_facts(scope, include_invalid=True, whole_user=True))
     links.rebuild(scope, [f for f in facts if f.is_valid])  # writes what waits of the user first
     # the contexts turns lend the turns before them wait for the write-behind too

@@ -118,23 +118,36 @@ class Writer:
         ]
         # one embedding call per add: the turns and the facts. The names of concepts new to
         # this user are embedded later, in batches (``links``): padded to a turn's length in
-        # this call, six names cost four times the turn itself
+        # this call, six names cost four times the turn itself. A turn embedded as its own
+        # text waits for the write-behind's batch instead, when there is one
+        # (``ConceptLinks.dense``): it is written now without its dense vector
         turn_concepts = [concepts or candidate_phrases(m.content)[:8] for _, m in turns]
-        vectors = self.parts.embed.embed([*dense_turns, *dense_facts])
+        later = self._defers_dense()
+        waits = [later and d == t for d, t in zip(dense_turns, turn_texts)]
+        now = [d for d, w in zip(dense_turns, waits) if not w]
+        vectors = self.parts.embed.embed([*now, *dense_facts]) if now or dense_facts else []
+        given = iter(vectors[: len(now)])
+        turn_vecs = [None if w else next(given) for w in waits]
         # the turns the extractor found nothing in (not those it could not read)
         found = {i for f in facts for i in f.source_turns}
         bare = set() if raw else {i for i, _ in turns if i not in found and i not in unread}
         turn_ids = self._write_turns(
-            scope, msgs, meta, turns, turn_concepts, turn_texts, vectors, when, pending_id, result, bare
+            scope, msgs, meta, turns, turn_concepts, turn_texts, turn_vecs, when, pending_id, result, bare
         )
         if facts:
-            fact_vecs = vectors[len(turns) : len(turns) + len(facts)]
+            fact_vecs = vectors[len(now) : len(now) + len(facts)]
             self._write_facts(scope, msgs, meta, facts, fact_texts, fact_vecs, turn_ids, when, result)
         if failure is not None:
             self._pending(scope, [msgs[i] for i in unread], meta, concepts, when, pending_id, failure, result)
         return result
 
     # -- turns --------------------------------------------------------------------------------
+    def _defers_dense(self) -> bool:
+        """Whether new turns' vectors wait for the write-behind: it is on, and the embedder
+        runs in this process (a remote one's errors must reach this ``add``)."""
+        local = bool(getattr(self.parts.embed.embedder, "in_process", False))
+        return local and self.parts.links.defers_dense()
+
     @staticmethod
     def _turn_text(m: Message) -> str:
         """What a turn is embedded as: "speaker: text" (a name in the text finds the person's turns)."""
@@ -148,14 +161,15 @@ class Writer:
         turns: list[tuple[int, Message]],
         concepts: list[list[str]],
         texts: list[str],
-        vectors: Any,
+        vectors: Sequence[Any],
         when: datetime,
         pending_id: str | None,
         result: AddResult,
         bare: set[int],
     ) -> dict[int, str]:
         """Store the turns; the id of each by its index in ``msgs`` (``bare``: the indexes of
-        those the extractor found no fact in)."""
+        those the extractor found no fact in; a vector of None: the turn's waits for the
+        write-behind)."""
         ids: dict[int, str] = {}
         raw = result.extractor == "raw"
         decision = Decision("ADD", reason="turn")

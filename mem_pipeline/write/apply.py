@@ -37,7 +37,7 @@ def apply_decision(
     scope: Scope,
     fact: ExtractedFact,
     embed_text: str,
-    vec: VectorLike,
+    vec: VectorLike | None,
     decision: Decision,
     meta: dict[str, Any],
     when: datetime,
@@ -54,7 +54,8 @@ def apply_decision(
     """Carry out ``decision`` for one new fact, or raw turn (``origin == "raw"``); the events
     it makes. ``sources``: the ids of the turns a fact came from; ``slot``: the attribute it
     sets; ``bare``: a turn the extractor found no fact in (``StoredFact.bare``); ``about``: the
-    fact a new fact only answers a question about (``StoredFact.about``). An exact
+    fact a new fact only answers a question about (``StoredFact.about``); ``vec`` None: a raw
+    turn written without its dense vector, which the write-behind computes. An exact
     repeat of a stored fact or turn reinforces it, or with ``repeat="keep"`` (a retried add
     finding what it wrote the first time) is only reported."""
     store, now = parts.store, parts.now()
@@ -124,6 +125,8 @@ def apply_decision(
         about=about,
     )
     store.upsert_facts([(stored, vec, embed_text, index_text)])
+    if vec is None:  # a turn whose vector the write-behind computes (``ConceptLinks.dense``)
+        parts.links.dense(scope, [(fid, embed_text)])
     parts.links.update(scope, [], stored.concepts, when, fact_id=stored.id)
     events: list[dict[str, Any]] = [event_row(fid, "ADD", None, fact.text, now, reason=decision.reason)]
     out = [
