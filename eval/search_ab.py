@@ -74,6 +74,9 @@ def build(lib: Any, path: Path, convs: list[Conversation], embedder: Any) -> Any
                 metadata={"session": t.session, "dia_id": t.dia_id, "speaker": t.speaker},
                 timestamp=t.when,
             )
+    # what the adds left to the write-behind is written now, not during the first searches:
+    # another user's writes move the lexical statistics (IDF) that every user's scores use
+    mem.parts.links.flush()
     return mem
 
 

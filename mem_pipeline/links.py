@@ -275,11 +275,12 @@ class ConceptLinks:
             else:
                 self.store.set_lexicals(grown)
 
-    def defers_dense(self) -> bool:
-        """Whether a journaled write's new turns are embedded by the write-behind
-        (:meth:`dense`) rather than before they are written: it is on, and fewer than
-        :data:`DENSE_BACKLOG` turns wait (adds faster than the thread embeds embed their own)."""
-        return self._behind.enabled() and self._behind.waiting_dense() < DENSE_BACKLOG
+    def defers_dense(self, turns: int) -> bool:
+        """Whether a journaled write's ``turns`` new turns are embedded by the write-behind
+        (:meth:`dense`) rather than before they are written: it is on, and with them at most
+        :data:`DENSE_BACKLOG` turns wait (adds faster than the thread embeds, and an add of
+        many turns, embed their own, in batches)."""
+        return self._behind.enabled() and self._behind.waiting_dense() + turns <= DENSE_BACKLOG
 
     def dense(self, scope: Scope, items: Sequence[tuple[str, str]]) -> None:
         """Give turns written without a dense vector theirs: (turn id, the text it is embedded
@@ -308,10 +309,9 @@ class ConceptLinks:
         self.store.set_lexicals([(fid, text, fields) for fid, (text, fields) in grown.items()], batched=True)
 
     def _write_dense(self, dense: Dense) -> None:
-        missing = [fid for fid, (_, vec) in dense.items() if vec is None]
-        if missing:  # a read writes the batch before the thread computed them: computed here
-            for fid, vec in zip(missing, self.embed.embed([dense[fid][0] for fid in missing])):
-                dense[fid][1] = vec
+        for row in dense.values():  # a read writes the batch before the thread computed them
+            if row[1] is None:  # one a call, as the thread does and an add of one turn did
+                row[1] = self.embed.embed([row[0]])[0]
         self.store.set_dense([(fid, vec) for fid, (_, vec) in dense.items()])
 
     def _write_history(self, rows: Rows) -> None:

@@ -67,11 +67,17 @@ def test_the_background_thread_embeds_what_waits(embedder) -> None:
         assert len(_dense(m)) == len(TURNS)
 
 
-def test_past_the_backlog_an_add_embeds_its_own_turn(embedder, clock) -> None:
+def test_past_the_backlog_an_add_embeds_its_own_turns(embedder, clock) -> None:
     texts = [f"Note {i}: the {w} needs watering." for i, w in enumerate(["fern", "basil", "mint"] * 12)]
     with Memory(config=LATER, embedder=embedder, clock=clock) as m:
         _add(m, texts[: DENSE_BACKLOG + 3])
         assert len(m.store.without_dense(ANA)) == DENSE_BACKLOG
+    with Memory(config=LATER, embedder=embedder, clock=clock) as m:  # one add of many turns
+        many = [{"role": "user", "content": t} for t in texts[: DENSE_BACKLOG + 1]]
+        m.add(many, user_id="ana", infer=False)
+        assert m.store.without_dense(ANA) == []
+        m.add([{"role": "user", "content": t} for t in texts[-2:]], user_id="ana", infer=False)
+        assert len(m.store.without_dense(ANA)) == 2
 
 
 def test_a_remote_embedder_embeds_before_the_write(embedder, clock) -> None:

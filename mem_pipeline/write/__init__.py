@@ -122,8 +122,9 @@ class Writer:
         # text waits for the write-behind's batch instead, when there is one
         # (``ConceptLinks.dense``): it is written now without its dense vector
         turn_concepts = [concepts or candidate_phrases(m.content)[:8] for _, m in turns]
-        later = self._defers_dense()
-        waits = [later and d == t for d, t in zip(dense_turns, turn_texts)]
+        waits = [d == t for d, t in zip(dense_turns, turn_texts)]
+        if not self._defers_dense(sum(waits)):
+            waits = [False] * len(waits)
         now = [d for d, w in zip(dense_turns, waits) if not w]
         vectors = self.parts.embed.embed([*now, *dense_facts]) if now or dense_facts else []
         given = iter(vectors[: len(now)])
@@ -142,11 +143,12 @@ class Writer:
         return result
 
     # -- turns --------------------------------------------------------------------------------
-    def _defers_dense(self) -> bool:
-        """Whether new turns' vectors wait for the write-behind: it is on, and the embedder
-        runs in this process (a remote one's errors must reach this ``add``)."""
+    def _defers_dense(self, turns: int) -> bool:
+        """Whether the vectors of ``turns`` new turns wait for the write-behind: it takes them
+        (``ConceptLinks.defers_dense``), and the embedder runs in this process (a remote one's
+        errors must reach this ``add``)."""
         local = bool(getattr(self.parts.embed.embedder, "in_process", False))
-        return local and self.parts.links.defers_dense()
+        return local and turns > 0 and self.parts.links.defers_dense(turns)
 
     @staticmethod
     def _turn_text(m: Message) -> str:
