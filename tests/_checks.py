@@ -6,6 +6,9 @@ should hold from the facts themselves, independently of ``concepts.py``.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections import Counter
 from itertools import combinations
 from typing import Any
@@ -15,6 +18,20 @@ from qdrant_client import models
 from mem_pipeline import Memory
 from mem_pipeline.models import Scope
 from mem_pipeline.text.lexical import normalize_text
+
+
+def run_python(code: str, *args: str) -> str:
+    """Run ``code`` in a new interpreter with ``args`` (a process that may die on purpose);
+    its standard output."""
+    out = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        check=True,
+    )
+    return out.stdout
 
 
 def _rows(mem: Memory, collection: str, tenant: str, user: str) -> list[dict[str, Any]]:

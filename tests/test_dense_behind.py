@@ -5,13 +5,11 @@ written."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 import time
 
 import numpy as np
+from _checks import run_python
 
 from mem_pipeline import Memory, MemoryConfig
 from mem_pipeline.links import DENSE_BACKLOG
@@ -116,15 +114,7 @@ CHILD = textwrap.dedent(
 
 
 def test_turns_a_process_left_without_vectors_get_them_on_open(store_path, embedder) -> None:
-    out = subprocess.run(
-        [sys.executable, "-c", CHILD, store_path, *TURNS],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        check=True,
-    )
-    assert int(out.stdout.strip()) == len(TURNS)
+    assert int(run_python(CHILD, store_path, *TURNS).strip()) == len(TURNS)
     with Memory(config=MemoryConfig(path=store_path), embedder=embedder) as m:
         assert not m.store.unfinished()
         assert m.store.without_dense(ANA) == []

@@ -6,14 +6,11 @@ writes them."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 import time
 from typing import Any
 
-from _checks import assert_consistent, concept_counts, link_counts
+from _checks import assert_consistent, concept_counts, link_counts, run_python
 
 from mem_pipeline import Memory, MemoryConfig
 from mem_pipeline.models import Scope
@@ -120,15 +117,7 @@ CHILD = textwrap.dedent(
 
 
 def test_a_process_that_dies_before_the_batch_is_completed_on_open(store_path, embedder, caplog) -> None:
-    out = subprocess.run(
-        [sys.executable, "-c", CHILD, store_path],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        check=True,
-    )
-    assert int(out.stdout.strip()) >= 1  # the batch's journal entry was open when it died
+    assert int(run_python(CHILD, store_path).strip()) >= 1  # the batch's journal entry was open when it died
     with Memory(config=MemoryConfig(path=store_path), embedder=embedder) as m:
         assert not m.store.unfinished()
         assert concept_counts(m, "default", "ana") == {"tea": 2, "chess": 1, "cello": 1, "garden": 4}
@@ -251,14 +240,7 @@ CHILD_TURNS = textwrap.dedent(
 def test_a_process_that_dies_before_the_batch_gets_its_contexts_and_history_on_open(
     store_path, tmp_path, embedder, clock
 ) -> None:
-    subprocess.run(
-        [sys.executable, "-c", CHILD_TURNS, store_path, *SESSION],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        check=True,
-    )
+    run_python(CHILD_TURNS, store_path, *SESSION)
     ref = Memory(config=MemoryConfig(path=str(tmp_path / "ref"), link_write_delay=0), embedder=embedder)
     try:
         _turns(ref)

@@ -3,6 +3,7 @@ facts back (by id, by scope, a page at a time), and the dense + lexical search."
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -72,22 +73,28 @@ class FactStore(StoreBase):
         """Give points written without a dense vector theirs: (id, vector). Those deleted
         since are skipped; the latest turns an add kept in memory (:meth:`keep_recent`) hold
         no vectors and stay current."""
-        if not items:
-            return
-        with self._translate("reading facts"):
-            there = {
-                str(r.id)
-                for r in self.client.retrieve(self.facts, ids=[fid for fid, _ in items], with_payload=False)
-            }
+        there = self._present([fid for fid, _ in items])
         points = [
             models.PointVectors(id=fid, vector={"dense": self._dense(v)}) for fid, v in items if fid in there
         ]
-        if not points:
-            return
+        if points:
+            with self._keeping_recent(), self._translate("writing vectors"):
+                self.client.update_vectors(self.facts, points=points, wait=True)
+
+    def _present(self, ids: Sequence[str]) -> set[str]:
+        """Which of these facts are still stored."""
+        if not ids:
+            return set()
+        with self._translate("reading facts"):
+            return {str(r.id) for r in self.client.retrieve(self.facts, ids=list(ids), with_payload=False)}
+
+    @contextlib.contextmanager
+    def _keeping_recent(self) -> Iterator[None]:
+        """Around a write of derived data that the latest turns an add kept in memory
+        (:meth:`keep_recent`) already hold: the views current before it stay current."""
         before = self._facts_writes()
         current = [k for k, (at, _, _) in self._recent.items() if at == before]
-        with self._translate("writing vectors"):
-            self.client.update_vectors(self.facts, points=points, wait=True)
+        yield
         after = self._facts_writes()
         if after is not None:
             for k in current:
@@ -179,21 +186,12 @@ class FactStore(StoreBase):
         ``batched``: the grown contexts of turns, written after the add that grew them (the
         write-behind): those of turns deleted since are skipped, and the latest turns an add
         kept in memory (:meth:`keep_recent`), which hold these contexts already, stay current."""
-        current: list[tuple[Scope, Any]] = []
-        if batched and items:
-            ids = [fid for fid, _, _ in items]
-            with self._translate("reading facts"):
-                there = {str(r.id) for r in self.client.retrieve(self.facts, ids=ids, with_payload=False)}
+        if batched:
+            there = self._present([fid for fid, _, _ in items])
             items = [it for it in items if it[0] in there]
-            before = self._facts_writes()
-            current = [k for k, (at, _, _) in self._recent.items() if at == before]
         own = {fid: {"index_text": text, **fields} for fid, text, fields in items}
-        self._write_lexical([(fid, text) for fid, text, _ in items], {}, own)
-        after = self._facts_writes()
-        if after is not None:
-            for k in current:
-                _, depth, rows = self._recent[k]
-                self._recent[k] = (after, depth, rows)
+        with self._keeping_recent() if batched else contextlib.nullcontext():
+            self._write_lexical([(fid, text) for fid, text, _ in items], {}, own)
 
     def _write_lexical(
         self,
