@@ -126,7 +126,7 @@ class Writer:
         if not self._defers_dense(sum(waits)):
             waits = [False] * len(waits)
         now = [d for d, w in zip(dense_turns, waits) if not w]
-        vectors = self.parts.embed.embed([*now, *dense_facts]) if now or dense_facts else []
+        vectors = self.parts.embed.embed([*now, *dense_facts])  # none: no call to the model
         given = iter(vectors[: len(now)])
         turn_vecs = [None if w else next(given) for w in waits]
         # the turns the extractor found nothing in (not those it could not read)
