@@ -36,7 +36,7 @@ __all__ = ["WriteBehind"]
 
 log = logging.getLogger(__name__)
 
-#: Turns embedded per call by the thread (``_embed_waiting``). One: a search's query waits for
+#: Turns embedded per call by ``embed_waiting``. One: a search's query waits for
 #: the model behind at most one turn, and on 2 cores one short text a call was the cheapest per
 #: text (LoCoMo turns, MiniLM int8: 6.6-7.2 ms a turn one at a time, 9.3-10.7 ms in calls of 8)
 EMBED_CHUNK = 1
@@ -322,7 +322,7 @@ class WriteBehind:
             if self.stopped:  # ``close`` writes what waits
                 return
             try:
-                self._embed_waiting()
+                self.embed_waiting()
                 with self._lock:
                     self.flush(computed_only=True)
                     if not self._due:
@@ -332,14 +332,18 @@ class WriteBehind:
             except Exception:  # the journal entries stay open: recovery completes them
                 log.exception("writing concept counts and links failed; retrying in %.1f s", self.delay)
 
-    def _embed_waiting(self) -> None:
-        """Compute the vectors of the turns waiting for one, without the lock: an add or a
-        search goes on beside it. A turn whose batch was written meanwhile (by a read) is
-        left alone; one added meanwhile waits for the batch, which embeds it."""
+    def embed_waiting(self, scope: Scope | None = None) -> None:
+        """Compute the vectors of the turns (of one user, or everyone's) waiting for one,
+        without the lock: an add or a search goes on beside it. The thread does it before each
+        batch, and a search before it writes its user's batch under the lock. A turn whose
+        batch was written meanwhile is left alone; one added meanwhile waits for the batch,
+        which embeds it."""
         with self._lock:
+            dues = list(self._due.values()) if scope is None else [self._due.get(self._key(scope))]
             todo = [
                 (due, fid, row[0])
-                for due in self._due.values()
+                for due in dues
+                if due is not None
                 for fid, row in due.dense.items()
                 if row[1] is None
             ]

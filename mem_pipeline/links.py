@@ -294,6 +294,11 @@ class ConceptLinks:
             else:
                 self._write_dense({fid: [text, None] for fid, text in items})
 
+    def embed_waiting(self, scope: Scope) -> None:
+        """Compute the vectors of the user's turns that wait for one, without the store's lock
+        (a search does, before it writes the user's batch under the lock)."""
+        self._behind.embed_waiting(scope)
+
     def settled(self) -> bool:
         """Whether the write-behind has nothing waiting (for benchmarks that must not let its
         background work fall into another system's timed calls)."""

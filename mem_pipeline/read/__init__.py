@@ -86,6 +86,7 @@ class Reader:
         # of the user's concepts (the rare case), to match them to concept names.
         vec = parts.embed.embed_one(q.dense_text)
         grams = parts.embed.embed(list(q.grams)) if use_concepts and q.grams else None
+        parts.links.embed_waiting(scope)  # the vectors of the user's latest turns, unlocked
         with parts.lock:
             parts.links.flush(scope)  # what the user's adds left waiting (their turns' contexts)
             qc = dict(q.concepts) if use_concepts else {}
