@@ -123,18 +123,13 @@ class WriteBehind:
 
     def active(self, scope: Scope) -> bool:
         """Whether a change of ``scope``'s counts made now, in this thread, is to wait."""
-        return self.delay > 0 and not self.stopped and getattr(self._local, "scope", None) == scope
+        return self.enabled() and getattr(self._local, "scope", None) == scope
 
     def active_user(self, scope: Scope) -> bool:
         """Whether a write of ``scope``'s user (any agent or run) made now, in this thread, is
         inside a journaled write of that user whose records are to wait."""
         inside = getattr(self._local, "scope", None)
-        return (
-            self.delay > 0
-            and not self.stopped
-            and inside is not None
-            and self._key(inside) == self._key(scope)
-        )
+        return self.enabled() and inside is not None and self._key(inside) == self._key(scope)
 
     def settled(self) -> bool:
         """Whether nothing waits to be written (the background writer may still be computing

@@ -37,9 +37,9 @@ writes them first). Recovery adds the history its facts imply and lends the late
 the turns after them did not (``write.turns.missing_contexts``).
 
 A new turn's dense vector waits too (:meth:`ConceptLinks.dense`): the turn is written at once,
-text, payload and lexical vector, and the background thread embeds the waiting turns in one
-call before it takes the lock, so an ``add`` of a raw turn returns without the model's
-~10 ms, and a chatbot's next add or search goes on while it runs. A read that writes the batch
+text, payload and lexical vector, and the background thread embeds the waiting turns, one a
+call, before it takes the lock, so an ``add`` of a raw turn returns without the model's ~7 ms,
+and a chatbot's next add or search goes on while it runs. A read that writes the batch
 first (a search) computes what the thread has not. Only for an embedder that runs in this
 process (``in_process``): a remote one's errors must reach the ``add`` that caused them.
 Recovery embeds the turns a process left without a vector.
@@ -185,7 +185,7 @@ class ConceptLinks:
             history=self._write_history,
             contexts=self._write_contexts,
             vectors=self._write_dense,
-            embed=lambda texts: self.embed.embed(texts),
+            embed=embed.embed,
             end=store.end,
             idle=self._after_batch,
         )
