@@ -310,7 +310,9 @@ _ASKED: list[tuple[str, re.Pattern[str]]] = [
         "residence",
         re.compile(
             r"\bwhere (?:do|does|did) \w+ live\b|\bwhere (?:am i|is \w+|are we) (?:living|based|staying)\b|"
-            r"\b(?:which|what) (?:city|town|country|neighbou?rhood)\b|\bhome ?town\b|\baddress\b"
+            r"\b(?:which|what) (?:city|town|country|neighbou?rhood)\b|\bhome ?town\b|"
+            # "my address" is where one lives; "how should you address me?" is a form of address
+            r"\baddress\b(?! (?:me|him|her|them|us)\b)"
         ),
     ),
     ("shift", re.compile(r"\b(?:shifts?|rota|days or nights|nights or days)\b")),
