@@ -66,6 +66,20 @@ def test_a_change_of_the_same_thing_supersedes_without_a_slot(mem, clock) -> Non
     assert res.count("ADD") == 1 and res.count("SUPERSEDE") == 0
 
 
+def test_a_new_employer_keeps_where_the_old_fact_said_one_is_based(mem, clock) -> None:
+    said = "I am employed as a procurement officer at Maersk, based in Copenhagen."
+    (old,) = mem.add(said, user_id="u").ids
+    clock.advance(days=160)
+    res = mem.add("I have left Maersk and have joined Novo Nordisk as an analyst.", user_id="u")
+    assert res.count("SUPERSEDE") == 1 and res.events[0].previous_id == old, res.events
+    valid = [f.text for f in mem.get_all(user_id="u", kind="fact")]
+    assert "Based in Copenhagen." in valid and not any("procurement" in t for t in valid)
+    # a clause of fewer words that says nothing of where one lives is left behind
+    from mem_pipeline.write.reconcile import _stands_alone
+
+    assert _stands_alone("Based in Copenhagen.") and not _stands_alone("Stress at work.")
+
+
 def test_a_change_of_one_clause_keeps_the_clauses_it_does_not_touch(mem, clock) -> None:
     (old,) = mem.add("I drive forklifts at the Daventry distribution centre, night shifts.", user_id="u").ids
     clock.advance(days=30)

@@ -372,6 +372,37 @@ def test_a_change_of_taste_and_a_clause_that_refers_back_stay_whole() -> None:
     ]
 
 
+def test_a_pair_of_people_a_when_and_what_stayed_the_same_are_no_clauses_of_their_own() -> None:
+    from mem_pipeline.text.lexical import has_clause_verb
+    from mem_pipeline.write.offline import _parts, without_same
+
+    # "Joost and I" is one subject: its "I" starts no clause ("I are going to Lisbon")
+    assert split_compound("Our 10th anniversary is in May, Joost and I are going to Lisbon.") == [
+        "Our 10th anniversary is in May.",
+        "Joost and I are going to Lisbon.",
+    ]
+    assert split_compound("Tom and I are getting married.") == ["Tom and I are getting married."]
+    # what opens on when or what for goes with the clause after it, not alone
+    assert split_compound("In March, I moved to Leeds.") == ["In March, I moved to Leeds."]
+    assert split_compound("For our anniversary in May, Lukas and I are going to Hallstatt.") == [
+        "For our anniversary in May, Lukas and I are going to Hallstatt."
+    ]
+    assert not has_clause_verb("in May") and has_clause_verb("I may move")
+    # "the 7am one" is the spin class of the clause before
+    assert split_compound("Spin classes are my favourite, I go to the 7am one three times a week.") == [
+        "Spin classes are my favourite, I go to the 7am one three times a week."
+    ]
+    # the words a statement opens on to say what stayed the same name what was said before
+    assert without_same("Same university, she's still at Moi.") == "She's still at Moi."
+    assert without_same("same city, same test lead role, but the pay is better") == "The pay is better"
+    assert without_same("same job at the ramen bar, just a longer tram ride") == (
+        "same job at the ramen bar, just a longer tram ride"
+    )
+    assert _parts("same job, new studio.") == []  # nothing of its own is left
+    assert _parts("Same job still, I go with the train every day.") == ["I go with the train every day."]
+    assert _parts("I live in Lisbon and I work as a nurse.") == ["I live in Lisbon.", "I work as a nurse."]
+
+
 def test_a_change_of_taste_supersedes_the_liking_it_turned_from(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from datetime import timedelta
 

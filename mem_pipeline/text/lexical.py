@@ -283,9 +283,12 @@ def sparse_query(text: str) -> tuple[list[int], list[float]]:
 # -ing: "every morning", "the wedding", "something")
 _CLAUSE_VERB = re.compile(
     r"\b(?:i|we|i['’]m|we['’]re|i['’]ve|i['’]d|am|is|are|was|were|be|been|has|have|had|do|does|did|"
+    # "may" is no verb as a month: "in May", "this May", "May 2026"
+    r"can|will|would|could|should|(?<!\bin )(?<!\bof )(?<!\bthis )(?<!\bnext )(?<!\blast )(?<!\bearly )"
+    r"(?<!\blate )(?<!\d )may(?! \d)|might|must|"
     # an "-ed" or "-ing" word after an article names a kind ("a branding agency", "a retired
     # greyhound"), no verb
-    r"can|will|would|could|should|may|might|must|(?<!\ba )(?<!\ban )(?<!\bthe )\w+ed|"
+    r"(?<!\ba )(?<!\ban )(?<!\bthe )\w+ed|"
     r"(?<!\ba )(?<!\ban )(?<!\bthe )(?!(?:\w+th|morn|even|spr|str|k|r|w|wedd|ceil|"
     r"cloth|pudd|sibl|din)ing\b)\w+ing|lives|works|loves|likes|hates|"
     r"owns|runs|goes|plays|teaches|studies|says|gets|makes|wants|needs|keeps|got|went|met)\b",

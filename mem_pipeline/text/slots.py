@@ -72,7 +72,10 @@ _FAMILIES: list[tuple[str, re.Pattern[str]]] = [
         re.compile(
             # "living with her and dad again" says with whom, not where: no place, no residence
             # nor does what one does "for a living", the "cost of living" or a "living room"
-            r"\b(?:(?:live|lives|(?<!for a )(?<!cost of )living(?! room))(?! with\b(?!.*\b(?:in|at) \w))|"
+            # nor "live" said of a performance ("I do live sound", "live music", "a live gig")
+            r"\b(?:(?:live|lives|(?<!for a )(?<!cost of )living(?! room))(?! with\b(?!.*\b(?:in|at) \w))"
+            r"(?! (?:sound|music|gigs?|shows?|events?|streams?|streaming|bands?|performances?|sessions?|"
+            r"concerts?|comedy|jazz|theatre|theater|audio|tv|broadcasts?|sports?|coverage|action|bait|demos?)\b)|"
             r"reside|resides|based in|"
             r"moved (?:to|back (?:home )?to|home to|into|in)|move to|"
             r"moving to|relocat\w* to|home(?:town| town)? is|back in|settled in|"
@@ -190,9 +193,13 @@ _STOPPED = re.compile(
     r"laid off|made redundant)\b",
     re.IGNORECASE,
 )
-# a statement of change that names the new value along with the end of the old one
+# a statement of change that names the new value along with the end of the old one ("left
+# Maersk and joined Novo Nordisk", "quit the cafe and opened my own bakery")
 _MOVED_TO = re.compile(
-    r"\b(?:moved|moving|relocated|transferred|posted|switched|changed) (?:over |back )?to\b", re.I
+    r"\b(?:(?:moved|moving|relocated|transferred|posted|switched|changed) (?:over |back )?to|"
+    r"(?:and|then|now|since|,) (?:have |i['’]ve |i )?(?:joined|opened|started (?:at|with|as|a new|my new)|"
+    r"took (?:a|the|up a) (?:new )?(?:job|role|post|position)))\b",
+    re.I,
 )
 # a past-tense mention that tells history, not the current state ("When I lived in Lisbon",
 # "when Caroline was a kid")

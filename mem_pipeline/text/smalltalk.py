@@ -136,10 +136,12 @@ _FARE = re.compile(
 # a reaction to the assistant's explanation: an interjection, then "ok", "now", "so", "I see"
 _UNDERSTOOD = re.compile(r"^\s*(?:ah+|oh+|aha|ohh)\b[\s,!.]*(?:ok(?:ay)?|now|so|i see|right|got it)\b", re.I)
 # a remark that something stayed as it was, with no verb and nothing of its own: "Same job
-# though.", "Same old, same old.", "Same here!"
+# though.", "Same old, same old.", "Same here!", "same winery thank god"
 _SAME = re.compile(
     r"^\s*(?:(?:oh|but|and|still)[\s,]+)*(?:the )?same(?: (?:old|here|as (?:ever|before|always)|"
-    r"(?!(?:as|is|was)\b)[a-z]+))?(?:[\s,]+(?:though|tho|still|really|,? same old|as before))*[\s.!,]*$",
+    r"(?!(?:as|is|was)\b)[a-z]+))?"
+    r"(?:[\s,]+(?:though|tho|still|really|,? same old|as before|thank god|thankfully|luckily|phew))*"
+    r"[\s.!,]*$",
     re.IGNORECASE,
 )
 _QUESTION_START = re.compile(

@@ -33,9 +33,14 @@ _COMPOUND = re.compile(
     r"\s*(?:,\s*(?:and|but|so|while)\s+|(?<!\bme)\s+(?:and|but|while)\s+|;\s*|,\s+)"
     # a new clause about the speaker, maybe after when it holds: "... and in the evenings I'm
     # teaching myself the charango", "... and in June we're flying to Madeira"
+    # (not "Lukas and I are going": two people, one subject)
+    r"(?!i\s+(?:are|were)\b)"
     rf"(?={_WHEN}\s+(?:(?!where|which|who|that|when)[\w'’-]+\s+){{0,3}}?"
     r"(?:i|i['’]m|i['’]ve|i['’]ll|we|we['’]re|we['’]ve|we['’]ll)\s|"
     r"(?:i|i['’]m|i['’]ve|i['’]d|my|we|we['’]re|our)\b|"
+    # "..., Joost and I are going to Lisbon": a named person and the speaker, one subject
+    # (``_NAMED_PAIR`` masks its "and")
+    r"(?-i:[A-Z][a-z]+)\x01and\x01|"
     # "..., working from home" is a fact of its own; "... while working" says when (no split)
     r"(?<!while )(?:working|living|studying|training|teaching)\b|"
     r"(?<!while )(?:work|live|study|teach) (?:in|at|for|as|from)\b)",
@@ -58,8 +63,18 @@ _PREMISE = re.compile(
 # a clause that goes on with the first one's "I": "I live in Utrecht and work at Heineken"
 _BARE_VERB = re.compile(r"(?:work|live|study|teach) (?:in|at|for|as|from)\b", re.IGNORECASE)
 #: a clause that names nothing of its own but what the clause before it named
-_REFERS_BACK = re.compile(r"\b(?:it|them|there|that one)\b(?!['’]s)", re.IGNORECASE)
+_REFERS_BACK = re.compile(r"\b(?:it|them|there|that one|the [\w-]+ one)\b(?!['’]s)", re.IGNORECASE)
 
+
+#: a named person and the speaker at the start of a clause ("Joost and I are going ..."): one
+#: subject, whose "and" starts no clause
+_NAMED_PAIR = re.compile(r"(?:^|(?<=,\s))(?-i:[A-Z][a-z]+) and (?=(?:i|we)\b)", re.IGNORECASE)
+
+#: words a sentence opens on to say when or what for, before its clause ("In March, I moved")
+_OPENS_ON_WHEN = re.compile(
+    r"\s*(?:in|on|at|during|every|this|next|last|after|before|since|for|by|over|from|until|around)\b",
+    re.IGNORECASE,
+)
 
 #: a clause that opens on when it holds
 _WHEN_FIRST = re.compile(rf"{_WHEN}\s", re.IGNORECASE)
@@ -71,6 +86,8 @@ def split_compound(sentence: str) -> list[str]:
     does a subject of two ("My boyfriend Marco and I have been together": no verb before the
     "and", so it names the first of two people, not a fact), and so does a pair said beside its
     verb ("We live in Bergen, my wife and I, in a wooden house")."""
+    if (named := _NAMED_PAIR.sub(lambda m: m.group().replace(" ", "\x01"), sentence)) != sentence:
+        return [p.replace("\x01", " ") for p in split_compound(named)]
     pair = PAIR.search(sentence)
     if pair is not None:
         # the pair is who "we" are: no clause starts inside it
@@ -99,6 +116,9 @@ def split_compound(sentence: str) -> list[str]:
         if joined and (
             bare
             or verbless
+            # "In March, I moved to Leeds", "For our anniversary in May, Lukas and I are going
+            # ...": what opens on when or what for, with no verb, belongs to the clause after it
+            or (_OPENS_ON_WHEN.match(joined[-1][1]) and not has_clause_verb(joined[-1][1]))
             or when
             or _REFERS_BACK.search(p)
             or (turns_away(joined[-1][1]) and says_current(p))
@@ -294,11 +314,35 @@ def requested(sentence: str) -> str:
     return sentence
 
 
+# a clause that opens on what stayed as it was: "Same city, but the office is further away",
+# "same job still, I go by train every day", "Same city, same test lead role, but ..."
+_SAME_LEAD = re.compile(
+    r"^\s*(?:(?:oh|but|and|still)[\s,]+)*(?:the )?same (?:[\w'’-]+ ){0,2}?[\w'’-]+"
+    r"(?:[\s,]+(?:though|tho|still|really|basically|thank god|thankfully))*\s*[,;]\s*"
+    r"(?:(?:but|and|so|just|only)\b\s*)?",
+    re.IGNORECASE,
+)
+
+
+def without_same(part: str) -> str:
+    """``part`` without the words that open it on what stayed the same ("Same university,
+    she's still at Moi." -> "She's still at Moi."): they name what the statement before said,
+    and would answer a question about it ("which city?") with no city."""
+    rest = part
+    while (m := _SAME_LEAD.match(rest)) is not None and m.end() < len(rest):
+        rest = rest[m.end() :]
+    return rest if rest == part else rest[0].upper() + rest[1:]
+
+
 def _parts(sentence: str) -> list[str]:
     """The facts of one statement (:func:`split_compound`), without a part that states nothing
-    on its own ("Same job though, I transferred to the Christchurch branch")."""
+    on its own ("Same job though, I transferred to the Christchurch branch"), nor the words a
+    part opens on to say what stayed the same (:func:`without_same`)."""
     parts = split_compound(sentence)
-    return parts if len(parts) < 2 else [p for p in parts if is_statement(p)]
+    kept = [without_same(p) for p in parts]
+    if len(parts) < 2 and kept == parts:
+        return parts
+    return [k for k in kept if is_statement(k)]
 
 
 #: a subject or a finite verb, which makes a sentence more than a fragment ("evening" is not)

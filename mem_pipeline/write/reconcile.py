@@ -370,10 +370,12 @@ def _stands_alone(rest: str) -> bool:
     """Whether what a correction left of a fact is worth keeping: three content words or more,
     or fewer that say what the person is in the first person ("I'm a dental hygienist", left
     when the rowing club the same fact named was given up); not a reason left behind ("stress
-    at work")."""
+    at work"), and what says where one lives ("Based in Copenhagen", left when the employer
+    the same fact named changed)."""
     if len(content_words(rest)) >= 3:
         return True
-    return bool(FIRST_PERSON.match(rest)) and slot_of(rest) is not None
+    found = slot_of(rest)
+    return found is not None and (bool(FIRST_PERSON.match(rest)) or found.family == "residence")
 
 
 #: A diet one follows, which holds one at a time.
