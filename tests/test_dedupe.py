@@ -80,6 +80,40 @@ def test_a_new_employer_keeps_where_the_old_fact_said_one_is_based(mem, clock) -
     assert _stands_alone("Based in Copenhagen.") and not _stands_alone("Stress at work.")
 
 
+def test_a_new_job_keeps_the_city_the_old_job_was_said_in(mem, clock) -> None:
+    """A correction of the job that says nothing of where one is keeps the place the old fact
+    named, as a statement of its own; one that names a place, or moves, does not."""
+    from mem_pipeline.write.clauses import based
+
+    mem.add(
+        "I'm a sound engineer at a small recording studio in Ljubljana, mostly folk and jazz.", user_id="u"
+    )
+    clock.advance(days=190)
+    res = mem.add("Left the studio in september. I do live sound for the Mladinsko theatre now.", user_id="u")
+    assert res.count("SUPERSEDE") == 1, res.events
+    valid = [f.text for f in mem.get_all(user_id="u", kind="fact")]
+    assert "I'm based in Ljubljana." in valid and not any("recording" in t or "folk" in t for t in valid)
+    hits = mem.search("Which city do I live in?", user_id="u").hits
+    assert "Ljubljana" in hits[0].text
+    # a new job said with its own city leaves the old city behind
+    mem.add("I'm a test engineer at Siemens in Erlangen, mostly MRI scanner software.", user_id="v")
+    clock.advance(days=190)
+    mem.add("Actually I'm a test engineer at Schaeffler in Nuremberg now.", user_id="v")
+    assert not any("Erlangen" in f.text for f in mem.get_all(user_id="v", kind="fact"))
+    # who the place is said of, and what is no place
+    assert based("My sister is a midwife at the LRI in Leicester") == "My sister is based in Leicester"
+    assert based("I work like software tester in Totvs here in Curitiba") == "I'm based in Curitiba"
+    assert based("I work at Google in Marketing") is None and based("I started at Siemens in March") is None
+    assert based("We are getting married at St Mary's in Whitby") is None  # not a clause of work
+    # a move keeps what the same clause said beside where one lived
+    mem.add("The user is a marine biologist based in Bergen, mostly studying cod stocks.", user_id="w")
+    clock.advance(days=180)
+    mem.add("First winter since we moved up to Tromsø, the polar night is rough.", user_id="w")
+    valid = [f.text for f in mem.get_all(user_id="w", kind="fact")]
+    assert "The user is a marine biologist, mostly studying cod stocks." in valid, valid
+    assert not any("Bergen" in t for t in valid)
+
+
 def test_a_change_of_one_clause_keeps_the_clauses_it_does_not_touch(mem, clock) -> None:
     (old,) = mem.add("I drive forklifts at the Daventry distribution centre, night shifts.", user_id="u").ids
     clock.advance(days=30)

@@ -104,6 +104,8 @@ def test_what_a_message_turned_from_comes_after_what_it_says_holds_now(tmp_path:
     assert turns_from("Night shifts weren't for me in the end.") and turns_from("Not feeling techno lately")
     assert not turns_from("I've gone off lager, craft IPAs are my go-to now.")
     assert not turns_from("Quit the bakery, I'm a barista now.") and not turns_from("I'm over the moon!")
+    # a move gives where one lives now, however it is worded
+    assert not turns_from("We don't live in utrecht anymore, ended up moving to rotterdam in april.")
 
 
 def test_a_question_about_the_past_still_gets_the_ending_first(memory: Memory) -> None:
@@ -320,3 +322,24 @@ def test_where_one_is_now_is_where_one_lives(memory: Memory) -> None:
     from mem_pipeline.text.slots import slot_of
 
     assert slot_of("we're in a meeting now") is None and slot_of("I'm in bed now") is None
+
+
+def test_a_move_said_as_it_happened_answers_where_one_lives(memory: Memory) -> None:
+    """ "ended up moving to rotterdam" and "since we moved up to tromsø" say where one lives now:
+    neither is put behind the job the same message kept, nor left without a slot."""
+    from mem_pipeline.text.slots import slot_of
+
+    assert (slot_of("First winter since we moved up to Tromsø, the polar night is rough.") or ()) and (
+        slot_of("First winter since we moved up to Tromsø, the polar night is rough.").family == "residence"
+    )
+    memory.add(
+        "I'm a sous chef at a little bistro in utrecht.", user_id="u", timestamp=T0 - timedelta(days=200)
+    )
+    memory.add(
+        "Update, we don't live in utrecht anymore, ended up moving to rotterdam at the start of april. "
+        "Still a sous chef tho, just at a different place down by the harbour",
+        user_id="u",
+        timestamp=T0,
+    )
+    hits = memory.search("where do i live these days?", user_id="u", now=T0 + timedelta(days=1)).hits
+    assert "rotterdam" in hits[0].text

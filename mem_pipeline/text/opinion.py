@@ -58,7 +58,8 @@ def turns_away(text: str) -> bool:
 #: What gives the value that holds instead, next to what a statement turned from.
 _INSTEAD = re.compile(
     r"\b(?:prefer\w*|my (?:thing|go-to|jam)|all the way|from now on|instead|new|switched to|"
-    r"(?:moved|transferred|relocated) (?:to|in)|started)\b",
+    r"(?:moved|moving|transferred|relocated|relocating) (?:(?:up|down|over|across|back) )?(?:to|in)|"
+    r"started)\b",
     re.IGNORECASE,
 )
 

@@ -77,7 +77,7 @@ _FAMILIES: list[tuple[str, re.Pattern[str]]] = [
             r"(?! (?:sound|music|gigs?|shows?|events?|streams?|streaming|bands?|performances?|sessions?|"
             r"concerts?|comedy|jazz|theatre|theater|audio|tv|broadcasts?|sports?|coverage|action|bait|demos?)\b)|"
             r"reside|resides|based in|"
-            r"moved (?:to|back (?:home )?to|home to|into|in)|move to|"
+            r"moved (?:(?:up|down|over|across|away|back(?: home)?) )?(?:to|into|in)|moved home to|move to|"
             r"moving to|relocat\w* to|home(?:town| town)? is|back in|settled in|"
             r"new (?:flat|apartment|house) in|"
             # where one rents or flats is where one lives ("flatting in dunedin", "we rent a
@@ -196,7 +196,8 @@ _STOPPED = re.compile(
 # a statement of change that names the new value along with the end of the old one ("left
 # Maersk and joined Novo Nordisk", "quit the cafe and opened my own bakery")
 _MOVED_TO = re.compile(
-    r"\b(?:(?:moved|moving|relocated|transferred|posted|switched|changed) (?:over |back )?to|"
+    r"\b(?:(?:moved|moving|relocated|transferred|posted|switched|changed) "
+    r"(?:over |back |up |down |across )?to|"
     r"(?:and|then|now|since|,) (?:have |i['’]ve |i )?(?:joined|opened|started (?:at|with|as|a new|my new)|"
     r"took (?:a|the|up a) (?:new )?(?:job|role|post|position)))\b",
     re.I,

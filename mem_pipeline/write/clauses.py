@@ -14,7 +14,17 @@ from ..text.opinion import polarity
 from ..text.slots import slot_of
 from ..text.smalltalk import FIRST_PERSON
 
-__all__ = ["ORDINAL", "PAIR", "WORKPLACE", "instead", "left_place", "remainder", "sets", "substituted"]
+__all__ = [
+    "ORDINAL",
+    "PAIR",
+    "WORKPLACE",
+    "based",
+    "instead",
+    "left_place",
+    "remainder",
+    "sets",
+    "substituted",
+]
 
 _NAME_WORDS = r"(?:the\s+)?[A-Z0-9][\w'’&.-]*(?:\s+[A-Z0-9][\w'’&.-]*){0,3}"
 _PREPOSITION = r"(?:in|at|on|for|with|to|from|by|near)"
@@ -96,6 +106,42 @@ _BARE_WORK = frozenset({"work", "works", "worked", "working", "job"})
 WORKPLACE = re.compile(r"\b(?:at|for|with) (?:the )?[A-Z][\w&'’.-]*(?: [A-Z][\w&'’.-]*)*.*$")
 
 
+#: Where a clause of someone's work says they are: a name after "in" that ends the clause, past
+#: where they work ("a sound engineer at a small recording studio in Ljubljana", "software tester
+#: in Totvs here in Curitiba"), not a department, a month or a day.
+_BASED = re.compile(
+    r"\b(?:at|for|with|in)\s.+?\s(?:here\s+)?in\s+(?P<place>[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)?)\s*$"
+)
+_NOT_A_PLACE = re.compile(
+    r"(?:HR|IT|QA|R&D|Sales|Marketing|Finance|Legal|Engineering|Operations|Research|Support|Design|"
+    r"January|February|March|April|May|June|July|August|September|October|November|December|"
+    r"Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|The|A|An)\b"
+)
+
+
+#: Where someone lives, said beside what they are ("a marine biologist based in Bergen", "a
+#: nurse living in Lisbon").
+_LIVES_IN = re.compile(
+    r",?\s*\b(?:who (?:is |lives )?)?(?:based|living|lives|residing)\s+(?:in|near)\s+\S+"
+    r"(?:\s+[A-Z][\w'’-]*)*",
+    re.IGNORECASE,
+)
+
+
+def based(clause: str) -> str | None:
+    """Where a clause of someone's work says they are, as a statement of its own (pure): "I'm a
+    test engineer at Siemens in Erlangen" -> "I'm based in Erlangen"; "My sister is a midwife
+    at the LRI in Leicester" -> "My sister is based in Leicester"; else None. What a correction
+    of the job leaves: a new employer does not say one moved."""
+    m = _BASED.search(clause)
+    found = slot_of(clause)
+    if m is None or _NOT_A_PLACE.match(m.group("place")) or found is None or found.family != "work":
+        return None
+    who = re.match(r"\s*(.+?)\s+(?:is|was|'s|’s)\s", clause[: m.start()])
+    said = f"{who.group(1)} is" if who and not re.match(r"(?i:i|we)\b", who.group(1)) else "I'm"
+    return f"{said} based in {m.group('place')}"
+
+
 #: who a clause is about when it opens on a relation by name ("My mother-in-law Ngozi", "Our
 #: son Kwame", "Ana's sister Rosa")
 _NAMED_SUBJECT = re.compile(r"^(?:[Mm]y|[Oo]ur|[A-Z][a-z]+['’]s) [\w-]+(?: [\w-]+)? [A-Z][a-z]+\b")
@@ -115,7 +161,13 @@ def _named(clause: str, first: str) -> str:
 
 
 def remainder(
-    text: str, touched: Callable[[str], bool], value: str | None = None, *, workplace: bool = False
+    text: str,
+    touched: Callable[[str], bool],
+    value: str | None = None,
+    *,
+    workplace: bool = False,
+    place: bool = False,
+    moved: bool = False,
 ) -> str | None:
     """What a stored fact still says once the clauses a correction ``touched`` are taken out
     (pure): "I'm 43 and just started learning to skateboard" corrected to 34 keeps "Just started
@@ -125,7 +177,12 @@ def remainder(
     (two content words, or one in the first person), or nothing was touched: the fact is
     replaced whole. With ``workplace`` (a new job title that names no employer), a touched
     clause keeps where it says one works: "I'm a junior developer at Spotify, on the payments
-    team" -> "I'm employed at Spotify, on the payments team"."""
+    team" -> "I'm employed at Spotify, on the payments team". With ``place`` (the caller knows
+    the correction says nothing of where one is), a touched clause of work keeps the place it names
+    (:func:`based`): "I'm a test engineer at Siemens in Erlangen" -> "I'm based in Erlangen".
+    With ``moved`` (a change of where one lives), a touched clause keeps what it says beside
+    where one lives: "The user is a marine biologist based in Bergen" -> "The user is a marine
+    biologist"."""
     clauses: list[str] = []
     pair = PAIR.search(text)
     mask = "\x00" * len(pair.group()) if pair else ""
@@ -157,11 +214,20 @@ def remainder(
             # liking with its "I'm" dropped: "big fan of steak")
             continue
         touched_any, dropped = True, True
-        place = WORKPLACE.search(clause) if workplace else None
-        if place is not None:
-            who = re.match(r"\s*(.+?)\s+(?:is|was|'s)\s", clause[: place.start()])
+        employer = WORKPLACE.search(clause) if workplace else None
+        if employer is not None:
+            who = re.match(r"\s*(.+?)\s+(?:is|was|'s)\s", clause[: employer.start()])
             said = f"{who.group(1)} is" if who and not FIRST_PERSON.match(who.group(1)) else "I'm"
-            kept.append(f"{said} employed " + re.sub(r"^with\b", "at", place.group()))
+            kept.append(f"{said} employed " + re.sub(r"^with\b", "at", employer.group()))
+            dropped = False
+            continue
+        where = based(clause) if place else None
+        if where is not None and not (value and value.lower() in where.lower()):
+            kept.append(where)  # what says more of the job ("mostly folk sessions") goes with it
+            continue
+        rest = _LIVES_IN.sub("", clause) if moved else clause
+        if rest != clause and not touched(rest) and _says_something(rest):
+            kept.append(rest.strip(" ,"))
             dropped = False
             continue
         if value is not None:

@@ -191,7 +191,9 @@ def decide(
     related = [(f, s) for f, s in neighbours if s >= related_threshold]
     if related and has_correction_cue(text):
         f, s = related[0]
-        return Decision("SUPERSEDE", target=f, reason=f"correction cue, related (cosine {s:.3f})")
+        return _whole(
+            Decision("SUPERSEDE", target=f, reason=f"correction cue, related (cosine {s:.3f})"), text
+        )
     mine = polarity(text)
     flipped = [
         (f, s) for f, s in related if mine and polarity(f.text) == -mine and _topic(text) & _topic(f.text)
@@ -222,7 +224,7 @@ def decide(
         # "I don't live in Leeds anymore" after "I'm a midwife in Leeds": the place alone
         names = _names(text) & _names(f.text)
         left = len(names) == 1 and left_place(text, next(iter(names)))
-        return _keeping_rest(d, text, names) if left else d
+        return _keeping_rest(d, text, names) if left else _whole(d, text)
     said = _NEVER_CHANGED.sub(" ", text)  # "miso showed up one day and never left"
     if (_CHANGED.search(said) or _ENDED.search(said)) and not tells_history(text):
         me = _person(fact.subject)
@@ -324,7 +326,29 @@ def slot_keeping(d: Decision, text: str, slot: Slot) -> Decision:
     if slot.family == "diet" and _NO_ANIMAL.search(text):
         # "went vegetarian" ends "big fan of steak" too
         return _keeping(d, lambda clause: sets(clause, "diet") or bool(_ANIMAL_FOOD.search(clause)))
-    return _keeping(d, lambda clause: sets(clause, slot.family))
+    return _keeping(
+        d,
+        lambda clause: sets(clause, slot.family),
+        place=slot.family == "work" and _says_no_place(text),
+        moved=slot.family == "residence",
+    )
+
+
+#: A correction that says where one is or goes ("in Porto", "moved", "relocating").
+_PLACE_SAID = re.compile(r"\b(?:in|to|from|near|out of)\s+(?:the\s+)?[A-Z]|\b(?:moved|moving|relocat\w*)\b")
+
+
+def _says_no_place(text: str) -> bool:
+    """Whether a correction says nothing of where one is, so that a place the replaced fact
+    said with the old job still holds ("I'm at Schaeffler now" after "I'm a test engineer at
+    Siemens in Erlangen")."""
+    return not sets(text, "residence") and not _PLACE_SAID.search(text)
+
+
+def _whole(d: Decision, text: str) -> Decision:
+    """``d``, a SUPERSEDE that replaces its fact whole, keeping the place a clause of work in it
+    named when ``text`` says nothing of where one is (:func:`remainder` with ``place``)."""
+    return _keeping(d, lambda clause: True, place=True) if _says_no_place(text) else d
 
 
 def _same_trade(d: Decision, text: str) -> bool:
@@ -339,14 +363,20 @@ def _same_trade(d: Decision, text: str) -> bool:
 
 
 def _keeping(
-    d: Decision, touched: Callable[[str], bool], value: str | None = None, *, workplace: bool = False
+    d: Decision,
+    touched: Callable[[str], bool],
+    value: str | None = None,
+    *,
+    workplace: bool = False,
+    place: bool = False,
+    moved: bool = False,
 ) -> Decision:
     """``d`` (a SUPERSEDE), with what each fact it replaces keeps (:func:`remainder`)."""
     keep = []
     for f in (d.target, *d.also):
         if f is None or ((s := slot_of(f.text)) is not None and s.stopped):
             continue  # "Quit keto, eating carbs again": a statement of change is all about its slot
-        rest = remainder(f.text, touched, value, workplace=workplace)
+        rest = remainder(f.text, touched, value, workplace=workplace, place=place, moved=moved)
         if rest is not None:
             keep.append((f.id, f.text, rest))
     return replace(d, keep=tuple(keep)) if keep else d
@@ -362,7 +392,7 @@ def _keeping_rest(d: Decision, text: str, changed: set[str]) -> Decision:
     place = next(iter(changed)) if len(changed) == 1 else None
     if place is not None and not left_place(text, place):
         place = None
-    kept = _keeping(d, functools.partial(_says_any, changed), place)
+    kept = _keeping(d, functools.partial(_says_any, changed), place, place=_says_no_place(text))
     return replace(kept, keep=tuple(k for k in kept.keep if _stands_alone(k[2])))
 
 
