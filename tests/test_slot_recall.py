@@ -343,3 +343,46 @@ def test_a_move_said_as_it_happened_answers_where_one_lives(memory: Memory) -> N
     )
     hits = memory.search("where do i live these days?", user_id="u", now=T0 + timedelta(days=1)).hits
     assert "rotterdam" in hits[0].text
+
+
+def test_someone_elses_new_job_is_not_the_users_and_a_subject_taught_is_a_job(memory: Memory) -> None:
+    """ "Andrés got a job in the Guggenheim" sets Andrés's work, not the asker's; "I teach English"
+    is the asker's work, and "I still teach English but online now" answers "what do I do"."""
+    from mem_pipeline.text.slots import slot_of
+
+    other = slot_of("Since october we are in Bilbao, Andrés got a job in the Guggenheim.")
+    assert other is not None and (other.family, other.subject) == ("work", "andrés")
+    assert slot_of("She got a job at Tesco.").subject == "she"  # type: ignore[union-attr]
+    assert slot_of("I got a job at Tesco.").subject == "the user"  # type: ignore[union-attr]
+    assert slot_of("I teach English in an academy near the beach.").family == "work"  # type: ignore[union-attr]
+    assert slot_of("I teach my kids to swim") is None
+    memory.add(
+        "I teach English in an academy near the beach.", user_id="u", timestamp=T0 - timedelta(days=250)
+    )
+    memory.add(
+        "Since october we are in Bilbao, Andrés got a job in the Guggenheim. "
+        "I still teach English but online now",
+        user_id="u",
+        timestamp=T0,
+    )
+    hits = memory.search("What do I do for work?", user_id="u", now=T0 + timedelta(days=1)).hits
+    assert "teach English" in hits[0].text
+
+
+def test_a_move_said_in_the_same_add_leaves_no_older_place_behind(memory: Memory) -> None:
+    """What a correction of the job keeps of where the old job was ("I'm based in Seoul") is not
+    kept when the same add says where one lives now."""
+    memory.add(
+        "I teach English at a hagwon in Seoul, been here three years now.",
+        user_id="u",
+        timestamp=T0 - timedelta(days=260),
+    )
+    memory.add(
+        "Moved back home to Manchester in June. I'm a freelance Korean-English translator now.",
+        user_id="u",
+        timestamp=T0,
+    )
+    valid = [f.text for f in memory.get_all(user_id="u", kind="fact")]
+    assert not any("Seoul" in t for t in valid), valid
+    hits = memory.search("Where do I live?", user_id="u", now=T0 + timedelta(days=1)).hits
+    assert "Manchester" in hits[0].text

@@ -148,6 +148,11 @@ _FAMILIES: list[tuple[str, re.Pattern[str]]] = [
             # (not one met there: "Doctor at the clinic said rest")
             rf"|^\W*(?:[\w-]+ ){{0,2}}(?:{PROFESSIONS}) (?:at|for|with|in)\b"
             r"(?!.*\b(?:said|says|told|tells|asked|reckons|thinks|gave|prescribed)\b)"
+            # a subject one teaches ("I teach English in an academy", "still teach maths")
+            r"|\b(?:i|we|she|he|they) (?:still |now |also )?teach(?:es)? (?:[\w-]+ )?"
+            r"(?:english|maths?|science|history|geography|music|art|drama|french|spanish|german|italian|"
+            r"chemistry|physics|biology|pe|yoga|pilates|piano|guitar|violin|swimming|dance|ballet|"
+            r"computing|economics|law|nursing|languages?|esl|efl)\b"
             # a role one took up, whatever it is called ("started as a call handler", "got taken
             # on as a runner", "hired as a picker")
             r"|\b(?:started|starting|began|begun|hired|taken on|took a job|got a job|new job) as an? [\w-]+"
@@ -268,6 +273,32 @@ def tells_history(text: str) -> bool:
     return bool(_HISTORY.search(text))
 
 
+#: Where a clause of a sentence starts ("we are in Bilbao, Andrés got a job there").
+_CLAUSE_START = re.compile(r"[,;.!?]\s+|\s(?:and|but|so)\s")
+#: A clause about someone named, or "he"/"she"/"they": "Andrés got a job in the Guggenheim".
+_THIRD_PERSON = re.compile(
+    r"\s*(?P<who>(?-i:[A-Z][\w'’-]+)|he|she|they) (?:just |also |finally |now |recently )?"
+    r"(?:got|gets|is|was|has|had|works|worked|started|starts|landed|found|took|quit|left)\b",
+    re.IGNORECASE,
+)
+_NOT_SOMEONE = frozenset(
+    {"i", "we", "it", "this", "that", "there", "work", "job", "life", "everything", "nothing", "which", "who"}
+)
+
+
+def _someone_elses(text: str, pattern: re.Pattern[str]) -> str | None:
+    """Who the clause of ``text`` that sets the slot of ``pattern`` is about, when it is a named
+    person or a third-person pronoun and not the speaker ("Since october we are in Bilbao,
+    Andrés got a job in the Guggenheim": Andrés's work, not the user's); else None."""
+    for clause in _CLAUSE_START.split(text):
+        if pattern.search(_NOT_EMPLOYMENT.sub(" ", clause.lower())):
+            m = _THIRD_PERSON.match(clause)
+            if m is None or m.group("who").lower() in _NOT_SOMEONE:
+                return None
+            return m.group("who").lower()
+    return None
+
+
 def slot_of(text: str, speaker: str = "the user") -> Slot | None:
     """The slot ``text`` sets, or None when it names none (or only tells history: "When I lived
     in Lisbon I cycled", or is a proposal the user agreed to: "I agreed: ..."). ``speaker``:
@@ -284,6 +315,8 @@ def slot_of(text: str, speaker: str = "the user") -> Slot | None:
     rel = (_RELATION.match(text) or _BARE_RELATION.match(text)) if family != "relationship" else None
     if rel:
         subject = " ".join(w.lower() for w in rel.groups() if w)
+    elif family == "work" and (other := _someone_elses(text, dict(_FAMILIES)["work"])) is not None:
+        subject = other
     taken = set(content_words(subject))
     value = tuple(sorted({w for w in content_words(text) if w not in _SLOT_WORDS and w not in taken}))
     # "moved to Porto, so not in Lisbon anymore" gives the value that holds now: it did not stop

@@ -50,7 +50,7 @@ from .extract import Extractor
 from .followups import answers_about, answers_question, follow_up, said_before, with_question
 from .ground import grounded_turns
 from .pending import keep_pending
-from .reconcile import Decision, Reconciler, decide, slot_keeping
+from .reconcile import Decision, Reconciler, decide, slot_keeping, unplaced
 from .replaces import ReplaceModel
 
 __all__ = ["WRITE_CHUNK", "Writer"]
@@ -289,6 +289,9 @@ class Writer:
             )
             for f, slot, (near, in_slot) in zip(facts, slots, found)
         ]
+        moved = {s.subject for s in slots if s is not None and s.family == "residence"}
+        if moved:  # where one lives now, said in this add, is not left beside an older place
+            decisions = [None if d is None else unplaced(d, moved) for d in decisions]
         with self.parts.lock:  # a reply or a slip may carry on the turn before (``followups``)
             about = follow_up(self.parts, scope, msgs, meta, facts, decisions, set(turn_ids.values()), when)
         if self.replaces is not None:  # what the rules would ADD may replace a fact in other words

@@ -44,6 +44,7 @@ import functools
 import json
 import re
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
@@ -78,6 +79,7 @@ __all__ = [
     "decide",
     "has_correction_cue",
     "slot_keeping",
+    "unplaced",
 ]
 
 Action = Literal["ADD", "REINFORCE", "UPDATE", "SUPERSEDE", "NOOP"]
@@ -349,6 +351,17 @@ def _whole(d: Decision, text: str) -> Decision:
     """``d``, a SUPERSEDE that replaces its fact whole, keeping the place a clause of work in it
     named when ``text`` says nothing of where one is (:func:`remainder` with ``place``)."""
     return _keeping(d, lambda clause: True, place=True) if _says_no_place(text) else d
+
+
+def unplaced(d: Decision, moved: AbstractSet[str]) -> Decision:
+    """``d`` without what it keeps of a replaced fact that says where one of ``moved`` (the
+    subjects a fact of the same add places) lives: "Moved back home to Manchester in June. I'm
+    a freelance translator now." replaces "I teach English at a hagwon in Seoul" whole, and
+    leaves no "I'm based in Seoul" beside Manchester."""
+    keep = tuple(
+        k for k in d.keep if not ((s := slot_of(k[2])) and s.family == "residence" and s.subject in moved)
+    )
+    return d if keep == d.keep else replace(d, keep=keep)
 
 
 def _same_trade(d: Decision, text: str) -> bool:
