@@ -33,6 +33,14 @@ T0 = datetime(2026, 2, 3, 18, tzinfo=timezone.utc)
         # the question after a lead-in of the assistant's
         ("For the blood donation form: what's your blood type?", "O neg.", "My blood type is O neg."),
         ("Quick one, where are you based?", "Leeds", "I am based in Leeds."),
+        # a form's field asked by its name, and what the assistant says it needs
+        ("Quick one for your insurance quote: age?", "27.", "I am 27."),
+        ("Name?", "Sam", "My name is Sam."),
+        (
+            "The blood drive form asks for your blood type, do you know it?",
+            "o neg 🩸",
+            "My blood type is o neg.",
+        ),
         # the question one sentence before the end, and "anything" questions
         ("What's your blood type? It's on the donor form.", "O neg", "My blood type is O neg."),
         ("Anything I should account for?", "wheelchair", "Anything I should account for? Wheelchair."),
@@ -72,6 +80,7 @@ def test_an_answer_is_worded_by_the_question(question: str, reply: str, statemen
         ("What do you think?", "sounds good"),
         ("What would you like me to cook?", "pasta"),
         ("Are you vegetarian?", "pescatarian"),  # a yes/no question: the yes rule's
+        ("Coffee?", "black"),  # an offer, no field of a form
         ("The museum opens at 10.", "great"),  # no question
         ("What is the capital of Peru?", "Lima"),  # not about the user
         ("What do you call a fake noodle? An impasta.", "ok ok that one got me"),  # a riddle

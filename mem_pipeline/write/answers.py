@@ -85,7 +85,7 @@ _TEMPLATES: list[tuple[re.Pattern[str], str]] = [
         ),
         "I am in {a}.",
     ),
-    (re.compile(r"^how old are you(?: now)?$", re.I), "I am {a}."),
+    (re.compile(r"^how old are you(?: now)?$|^what(?:['’]s| is) your age$", re.I), "I am {a}."),
     (
         re.compile(
             r"^what do you (?:do(?: for (?:work|a living))?|work as)$|^what(?:['’]s| is) your job$", re.I
@@ -137,6 +137,29 @@ _CHAT = re.compile(
 _LEAD_IN = re.compile(r"[:;,–—]\s+(?=(?:what|which|where|who|how|when|any)\b)", re.IGNORECASE)
 
 
+#: A field of a form asked by its name alone ("Quick one for your insurance quote: age?",
+#: "Name?", "Date of birth?").
+_FIELD = re.compile(
+    r"^(?:(?:your|full|first|last|home|work|mobile|email)\s+)?(?P<field>age|name|surname|date of birth|dob|"
+    r"birthday|nationality|occupation|job|profession|blood type|blood group|height|weight|"
+    r"shoe size|dress size|size|postcode|zip code|address|phone number|email(?: address)?)$",
+    re.IGNORECASE,
+)
+#: What the assistant says it needs of the user, asked as a yes/no question ("The form asks for
+#: your blood type, do you know it?").
+_NEEDS_YOUR = re.compile(
+    r"\b(?:asks? for|needs?|wants?|requires?) your (?P<field>[\w' -]{1,30}?)[,.;:]?\s*"
+    r"(?:do you (?:know|have) (?:it|that)|what is it|can you (?:tell|give) me(?: (?:it|that))?|any idea)$",
+    re.IGNORECASE,
+)
+
+
+def _as_question(q: str) -> str:
+    """A form field or a need asked as a question of what it is: "age" -> "what's your age"."""
+    field = _FIELD.match(q) or _NEEDS_YOUR.search(q)
+    return f"what's your {field.group('field').lower()}" if field else q
+
+
 def question_about_user(assistant: str) -> str | None:
     """The assistant message's last question, in its last two sentences, when it is a
     wh-question about the user (without its lead-in and question mark), else None."""
@@ -156,6 +179,9 @@ def question_about_user(assistant: str) -> str | None:
     lead = _LEAD_IN.search(q)
     if lead is not None and not _WH.match(q):
         q = q[lead.end() :]
+    elif not _WH.match(q):  # "Quick one for your insurance quote: age?" asks for the age
+        field = re.split(r"[:;,–—]\s+", q)[-1].strip()
+        q = _as_question(field if _FIELD.match(field) else q)
     if not _WH.match(q) or not _ABOUT_YOU.search(q) or _CHAT.match(q):
         return None
     return q
