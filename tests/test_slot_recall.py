@@ -386,3 +386,23 @@ def test_a_move_said_in_the_same_add_leaves_no_older_place_behind(memory: Memory
     assert not any("Seoul" in t for t in valid), valid
     hits = memory.search("Where do I live?", user_id="u", now=T0 + timedelta(days=1)).hits
     assert "Manchester" in hits[0].text
+
+
+def test_a_question_about_my_relation_finds_the_fact_that_names_it(memory: Memory) -> None:
+    """ "what's my husband called?" is about what the memory holds when a fact speaks of "my
+    husband", however far the long fact's embedding is from the question; an unrelated question
+    still gets nothing."""
+    from mem_pipeline.text.slots import asked_relation, names_relation
+
+    memory.add(
+        "My husband Anselm and i run a little goat farm in the auvergne, we make cheese and sell it "
+        "at the saturday market in clermont-ferrand",
+        user_id="u",
+        timestamp=T0,
+    )
+    later = T0 + timedelta(days=2)
+    hits = memory.search("what's my husband called?", user_id="u", now=later).hits
+    assert hits and "Anselm" in hits[0].text
+    assert memory.search("what's the tallest mountain in africa", user_id="u", now=later).hits == []
+    assert asked_relation("what's my husband called?") == "husband" and asked_relation("who won?") is None
+    assert names_relation("Our dog Bún chews cables", "dog") and not names_relation("A dog barked", "dog")

@@ -28,6 +28,7 @@ from ..models import Scope
 from ..recall import Hit, Recall, Source
 from ..store import Candidate, VectorLike
 from ..text.phrases import about_person
+from ..text.slots import asked_relation, names_relation
 from .associate import Reach, pick, reach
 from .hits import hit_of, score_parts
 from .newer import set_aside
@@ -182,14 +183,20 @@ class Reader:
         concept of theirs); a fact that sets the ``slot`` the question asks for is relevant
         however its words compare ("can I eat salmon?" and "Pescatarian"): its confidence is at
         least :data:`SLOT_CONFIDENCE`. A candidate that names what the ``question`` asks about
-        ("which city is defne in?" and "My girlfriend Defne ...") is about it too. A turn the
+        ("which city is defne in?" and "My girlfriend Defne ...") is about it too, and so is
+        a fact that speaks of the relation a question asks about ("what's my husband called?"
+        and "My husband Anselm and I run a goat farm ...": ``text.slots.names_relation``), at
+        least :data:`SLOT_CONFIDENCE` too. A turn the
         extractor found no fact in (``StoredFact.bare``) never passes the ``floor`` alone."""
         cfg = self.parts.config
+        relation = asked_relation(question) if question else None
         out = []
         for r in ranked[:scan]:
             held = about or (bool(question) and names_asked(question, r.text))
             conf = confidence(r.cand.dense or 0.0, held, cfg.confidence_weights)
-            if slot is not None and sets_slot(r.cand.payload, slot):
+            if (slot is not None and sets_slot(r.cand.payload, slot)) or (
+                relation is not None and r.cand.kind == "fact" and names_relation(r.text, relation)
+            ):
                 conf = max(conf, SLOT_CONFIDENCE)
             r.parts = r.parts._replace(confidence=conf)
             out.append(r)

@@ -29,10 +29,12 @@ __all__ = [
     "SINGLE_VALUED",
     "STEP_KIN",
     "Slot",
+    "asked_relation",
     "asked_slot",
     "asks_now",
     "changes",
     "is_attribute",
+    "names_relation",
     "says_change",
     "says_current",
     "says_ended",
@@ -265,6 +267,27 @@ class Slot:
     @property
     def single(self) -> bool:
         return self.family in SINGLE_VALUED
+
+
+#: "my husband", "our dog": a person or animal of one's own, asked about or named.
+_MY_RELATION = re.compile(
+    rf"\b(?:my|our)\s+(?:(?:older|younger|little|big|baby|eldest|oldest|youngest|twin|late|elder|new)\s+)?"
+    rf"({_KIN}|dog|cat|puppy|kitten|pup|parrot|rabbit|horse|pet)\b",
+    re.IGNORECASE,
+)
+
+
+def asked_relation(question: str) -> str | None:
+    """The relation a question asks about, lowercased ("what's my husband called?" ->
+    "husband"), or None."""
+    m = _MY_RELATION.search(question)
+    return m.group(1).lower() if m else None
+
+
+def names_relation(text: str, relation: str) -> bool:
+    """Whether ``text`` speaks of one's own ``relation`` ("My husband Anselm and I run a goat
+    farm", "our dog"): what a question about that relation asks about."""
+    return any(m.group(1).lower() == relation for m in _MY_RELATION.finditer(text))
 
 
 def tells_history(text: str) -> bool:
