@@ -406,3 +406,21 @@ def test_a_question_about_my_relation_finds_the_fact_that_names_it(memory: Memor
     assert memory.search("what's the tallest mountain in africa", user_id="u", now=later).hits == []
     assert asked_relation("what's my husband called?") == "husband" and asked_relation("who won?") is None
     assert names_relation("Our dog Bún chews cables", "dog") and not names_relation("A dog barked", "dog")
+
+
+def test_a_question_of_what_something_is_called_prefers_the_text_that_names_it(memory: Memory) -> None:
+    """ "Named him Bún" answers "what's my dog called?" before "Just adopted a Shiba Inu puppy!",
+    which names something too but gives no name."""
+    from mem_pipeline.text.phrases import asks_called, gives_name
+
+    memory.add(
+        "Just adopted a Shiba Inu puppy! Named him Bún after my favourite noodle dish 😂",
+        user_id="u",
+        timestamp=T0,
+    )
+    said = "Chewing every cable in my flat. I work from home as a backend dev in Hanoi so I'm watching him"
+    memory.add(said, user_id="u", timestamp=T0)
+    hits = memory.search("what's my dog called?", user_id="u", now=T0 + timedelta(days=1)).hits
+    assert "Bún" in hits[0].text
+    assert asks_called("What's my partner's name?") and not asks_called("where do I live?")
+    assert gives_name("a big grey boy called Pistachio") and not gives_name("we called the plumber")

@@ -112,6 +112,7 @@ class Reader:
                 reply_boost=cfg.reply_boost,
                 when_boost=cfg.when_boost if q.asks_when else 0.0,
                 name_boost=cfg.name_boost if q.asks_name else 0.0,
+                given_boost=cfg.name_boost if q.asks_called else 0.0,
                 people=q.people,
                 slot=q.slot,
                 slot_boost=cfg.slot_boost,

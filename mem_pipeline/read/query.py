@@ -9,7 +9,7 @@ from .._parts import Parts
 from ..models import Scope
 from ..text.dates import asks_when, date_ranges
 from ..text.lexical import sparse_query
-from ..text.phrases import asks_name, name_tokens, without_names
+from ..text.phrases import asks_called, asks_name, name_tokens, without_names
 from ..text.slots import asked_slot, asks_now
 
 __all__ = ["Query", "analyse", "dense_query"]
@@ -35,6 +35,8 @@ class Query:
     dates: tuple[tuple[datetime, datetime], ...] = ()
     asks_when: bool = False
     asks_name: bool = False
+    #: whether it asks what something or someone is called (``text.phrases.asks_called``)
+    asks_called: bool = False
     concepts: dict[str, float] = field(default_factory=dict)
     grams: tuple[str, ...] = ()
     #: the slot the question asks about ("the user/residence"; ``text.slots.asked_slot``)
@@ -64,6 +66,7 @@ def analyse(parts: Parts, scope: Scope, text: str, at: datetime, *, use_concepts
         dates=tuple(date_ranges(text, at)) if cfg.date_boost else (),
         asks_when=bool(cfg.when_boost) and asks_when(text),
         asks_name=asking_name,
+        asks_called=bool(cfg.name_boost) and asks_called(text),
         concepts=found,
         grams=tuple(rest),
         slot=asked_slot(text) if cfg.slot_boost else None,

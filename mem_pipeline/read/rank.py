@@ -23,7 +23,7 @@ from ..store._payload import kind_of
 from ..text.dates import says_when
 from ..text.lexical import content_words
 from ..text.opinion import turns_from
-from ..text.phrases import AGREED_FRAME, names_something
+from ..text.phrases import AGREED_FRAME, gives_name, names_something
 from ..text.slots import says_current, says_ended, slot_of, states_value
 
 __all__ = [
@@ -193,6 +193,7 @@ def rank(
     reply_boost: float = 0.0,
     when_boost: float = 0.0,
     name_boost: float = 0.0,
+    given_boost: float = 0.0,
     people: frozenset[str] = frozenset(),
     slot: str | None = None,
     slot_boost: float = 0.0,
@@ -219,6 +220,8 @@ def rank(
       places something in time (``text.dates.says_when``);
     - ``name_boost`` (passed for a question that asks for a name): x (1 + boost) for a text
       that names something other than ``people``, the conversation's speakers;
+    - ``given_boost`` (passed for a question that asks what something is called): x (1 +
+      boost) for a text that gives a name ("Named him Bún", ``text.phrases.gives_name``);
     - ``reply_boost``: + boost x the relevance of the question a turn answers
       (:func:`reply_lift`), before the others;
     - ``session_boost``: + boost x the best relevance among the candidates of the same
@@ -249,6 +252,8 @@ def rank(
         rel = [r * (1 + when_boost) if _says_when(w.text) else r for w, r in zip(rows, rel)]
     if name_boost:
         rel = [r * (1 + name_boost) if _names_something(w.text, people) else r for w, r in zip(rows, rel)]
+    if given_boost:
+        rel = [r * (1 + given_boost) if _gives_name(w.text) else r for w, r in zip(rows, rel)]
     if current_boost:
         rel = [r * (1 + current_boost) if _says_current(w.text) else r for w, r in zip(rows, rel)]
     if slot and slot_boost:
@@ -409,6 +414,11 @@ def _ended(text: str) -> bool:
 @lru_cache(maxsize=32768)
 def _turns_from(text: str) -> bool:
     return turns_from(text)
+
+
+@lru_cache(maxsize=32768)
+def _gives_name(text: str) -> bool:
+    return gives_name(text)
 
 
 @lru_cache(maxsize=32768)

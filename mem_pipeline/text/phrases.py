@@ -11,8 +11,10 @@ from .lexical import STOPWORDS, content_words, split_sentences, tokens
 __all__ = [
     "AGREED_FRAME",
     "about_person",
+    "asks_called",
     "asks_name",
     "candidate_phrases",
+    "gives_name",
     "name_tokens",
     "names_something",
     "normalize_concept",
@@ -193,6 +195,20 @@ def asks_name(text: str) -> bool:
     return bool(_NAME_QUESTION.search(text))
 
 
+_CALLED_QUESTION = re.compile(
+    r"^\W*what(?:['’]s|\s+is|\s+was|\s+are|\s+were)?\b.*\b(?:called|named)\b|\bname of\b|['’]s names?\b"
+    r"|\b(?:his|her|its|their|my|our) names?\b",
+    re.IGNORECASE,
+)
+
+
+def asks_called(text: str) -> bool:
+    """Whether a question asks what something or someone is called ("what's my dog called?",
+    "what's the name of the dog we're fostering?", "What's my partner's name?"): a text that
+    gives a name (:func:`gives_name`) answers it."""
+    return bool(_CALLED_QUESTION.search(text))
+
+
 def names_something(text: str, people: Iterable[str] = ()) -> bool:
     """Whether a text names something: a quoted title, or a capitalised word inside a
     sentence ("we flew to Lisbon", "a book by Patrick Rothfuss") that is not one of
@@ -210,6 +226,21 @@ def names_something(text: str, people: Iterable[str] = ()) -> bool:
                 continue
             return True
     return False
+
+
+#: A name given, not only said: "Named him Bún", "she's called Mochi", "his name is Otis".
+_GIVES_NAME = re.compile(
+    r"\b(?:named|called|calling|christened|goes by|(?:his|her|its|their|the) name(?:['’]s| is| was))\s+"
+    r"(?:(?:him|her|it|them|us|me)\s+)?[\"“']?[A-ZÀ-Þ]",
+    re.IGNORECASE,
+)
+
+
+def gives_name(text: str) -> bool:
+    """Whether ``text`` gives something its name ("Named him Bún after my favourite noodle
+    dish", "a big grey boy called Pistachio"): it answers "what's my dog called?" more surely
+    than a text that only names something ("Just adopted a Shiba Inu puppy!")."""
+    return any(m.group(0)[-1].isupper() for m in _GIVES_NAME.finditer(text))
 
 
 _PERSONAL = re.compile(
