@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 
 from mem_pipeline import Memory, MemoryConfig
+from mem_pipeline.read.newer import set_aside
+from mem_pipeline.read.rank import rank
+from mem_pipeline.store import Candidate
 
 T0 = datetime(2025, 11, 5, 10, tzinfo=timezone.utc)
 
@@ -424,3 +427,56 @@ def test_a_question_of_what_something_is_called_prefers_the_text_that_names_it(m
     assert "Bún" in hits[0].text
     assert asks_called("What's my partner's name?") and not asks_called("where do I live?")
     assert gives_name("a big grey boy called Pistachio") and not gives_name("we called the plumber")
+
+
+def test_where_one_works_from_is_one_arrangement_at_a_time(memory: Memory) -> None:
+    """Remote, then five office days, then remote again: "Do I work from home or in the office?"
+    gets the last, and the office days leave the prompt; where one lives, said beside it ("Fully
+    remote, so still in Leicester"), is another slot: the later fact does not set it aside."""
+    from mem_pipeline.text.slots import asked_slot, slot_of
+
+    said = [
+        (-300, "I work fully remote, haven't seen the office since 2021 😂"),
+        (-150, "New manager, new rules: back in the office 5 days a week."),
+        (-10, "REMOTE AGAIN 🙌 half the team threatened to quit so they caved"),
+    ]
+    for days, text in said:
+        memory.add(text, user_id="u", timestamp=T0 + timedelta(days=days))
+    recall = memory.search("Do I work from home or in the office?", user_id="u", now=T0)
+    assert "REMOTE AGAIN" in recall.hits[0].text
+    assert "5 days" not in recall.to_prompt()
+    assert asked_slot("Do I commute to an office these days?") == "the user/arrangement"
+    assert slot_of("The remote control is broken") is None and slot_of("Love it, no commute") is None
+    # "threatened to quit" ends nothing; "gone back to fully remote" gives the value now
+    gone = slot_of("After half the team handed in their notice, the company has gone back to fully remote.")
+    assert gone is not None and gone.family == "arrangement" and not gone.stopped
+    # a new arrangement keeps the employer said with the old one
+    from mem_pipeline.write.clauses import BESIDE, remainder, sets
+
+    left = remainder(
+        "I'm working from home for an insurance company.",
+        lambda c: sets(c, "arrangement"),
+        beside=BESIDE["arrangement"],
+    )
+    assert left == "I'm working for an insurance company."
+    found = [
+        _fact("a", "I live in Leicester.", "the user/residence", T0 - timedelta(days=200)),
+        _fact("b", "Fully remote, so still in Leicester.", "the user/arrangement", T0),
+    ]
+    same = [0.6, 0.8]
+    ranked = rank(found, now=T0, half_lives={}, dense_weight=1.0, decay_floor=0.0)
+    assert set_aside(ranked, {"a": same, "b": same})[1] == {}
+    found[1].payload["slot"] = "the user/residence"  # the same slot: the later one sets it aside
+    ranked = rank(found, now=T0, half_lives={}, dense_weight=1.0, decay_floor=0.0)
+    assert set_aside(ranked, {"a": same, "b": same})[1] == {"a": "b"}
+
+
+def _fact(fid: str, text: str, slot: str, at: datetime) -> Candidate:
+    payload = {
+        "kind": "fact",
+        "text": text,
+        "slot": slot,
+        "created_ts": at.timestamp(),
+        "category": "biography",
+    }
+    return Candidate(id=fid, payload=payload, dense=0.5, lexical=0.0)

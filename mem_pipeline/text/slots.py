@@ -80,7 +80,8 @@ _FAMILIES: list[tuple[str, re.Pattern[str]]] = [
             r"concerts?|comedy|jazz|theatre|theater|audio|tv|broadcasts?|sports?|coverage|action|bait|demos?)\b)|"
             r"reside|resides|based in|"
             r"moved (?:(?:up|down|over|across|away|back(?: home)?) )?(?:to|into|in)|moved home to|move to|"
-            r"moving to|relocat\w* to|home(?:town| town)? is|back in|settled in|"
+            r"moving to|relocat\w* to|home(?:town| town)? is|"
+            r"back in(?! the office| business| action| touch| shape| form| the day| the game)|settled in|"
             r"new (?:flat|apartment|house) in|"
             # where one rents or flats is where one lives ("flatting in dunedin", "we rent a
             # cottage in Fremantle", "renting in freo again", "bought a house in Bassendean")
@@ -138,6 +139,21 @@ _FAMILIES: list[tuple[str, re.Pattern[str]]] = [
     ),
     ("age", re.compile(r"\b(?:\d{1,3} years? old|turned \d{1,3}|i(?:['’]?m| am) \d{1,3}\b|aged? \d{1,3})")),
     (
+        # where one works from, one arrangement at a time: "I work fully remote", "back in the
+        # office 5 days a week", "REMOTE AGAIN", "hybrid now, Tuesdays in the office"
+        "arrangement",
+        re.compile(
+            r"\b(?:(?:fully|full[- ]time|100%|completely|i['’]?m|am|we['’]re|work(?:s|ing)?|went|go(?:ing)?|"
+            r"job is|still) remote(?:ly)?|remote (?:again|now|job|work|role|position|worker|first)|"
+            r"work(?:s|ing)? from home|wfh|hybrid|return[- ]to[- ]office|office mandate|"
+            r"(?:back )?(?:in|into|to|at) the office (?:\d|one|two|three|four|five|every|full|most|again)|"
+            r"back (?:in|to|into) the office|"
+            r"(?:come|go|going|coming) (?:back )?(?:in)?to the office|"
+            r"commut\w* (?:to|into) (?:the|an) office)\b"
+            r"|^\W*remote\b"
+        ),
+    ),
+    (
         "work",
         re.compile(
             r"\b(?:work|works|working|job|employer|employed|hired|intern\w*|career|"
@@ -182,7 +198,7 @@ _FAMILIES: list[tuple[str, re.Pattern[str]]] = [
 #: Families where a new value replaces the old without being told so.
 SINGLE_VALUED = frozenset(
     {"residence", "diet", "smoking", "drinking", "relationship", "phone", "car", "age", "reply_style"}
-    | {"shift"}
+    | {"shift", "arrangement"}
 )
 
 #: Words saying a statement corrects or updates an earlier one.
@@ -195,7 +211,7 @@ CHANGE_CUE = re.compile(
     re.IGNORECASE,
 )
 _STOPPED = re.compile(
-    r"\b(?:no longer|not \w+(?: \w+)? any ?more|anymore|any more|quit|stopped|gave up|left|used to|"
+    r"\b(?:no longer|not \w+(?: \w+)? any ?more|anymore|any more|(?<!\bto )quit|stopped|gave up|left|used to|"
     r"don['’]t \w+ any|split up|broke up|resign(?:ed|ing)?|handed in (?:my|her|his|their) notice|"
     r"laid off|made redundant)\b",
     re.IGNORECASE,
@@ -203,7 +219,7 @@ _STOPPED = re.compile(
 # a statement of change that names the new value along with the end of the old one ("left
 # Maersk and joined Novo Nordisk", "quit the cafe and opened my own bakery")
 _MOVED_TO = re.compile(
-    r"\b(?:(?:moved|moving|relocated|transferred|posted|switched|changed) "
+    r"\b(?:(?:gone|went|going|got) back to|(?:moved|moving|relocated|transferred|posted|switched|changed) "
     r"(?:over |back |up |down |across )?to|"
     r"(?:and|then|now|since|,) (?:have |i['’]ve |i )?(?:joined|opened|started (?:at|with|as|a new|my new)|"
     r"took (?:a|the|up a) (?:new )?(?:job|role|post|position)))\b",
@@ -380,6 +396,13 @@ _ASKED: list[tuple[str, re.Pattern[str]]] = [
         ),
     ),
     ("shift", re.compile(r"\b(?:shifts?|rota|days or nights|nights or days)\b")),
+    (
+        "arrangement",
+        re.compile(
+            r"\b(?:(?:work|working) (?:from home|remotely)|from home or|remote(?:ly)?|wfh|hybrid|"
+            r"(?:in|to|from|into) (?:the|an) office|commute)\b"
+        ),
+    ),
     (
         "work",
         re.compile(r"\b(?:profession|occupation|career|employer|for a living|still working|job|jobs)\b"),

@@ -36,6 +36,7 @@ _BY_SLOT = {
     "age": Category.BIOGRAPHY,
     "work": Category.WORK,
     "shift": Category.WORK,
+    "arrangement": Category.WORK,
     "relationship": Category.RELATIONSHIP,
     "smoking": Category.HEALTH,
     "drinking": Category.HEALTH,

@@ -119,11 +119,18 @@ _NOT_A_PLACE = re.compile(
 )
 
 
-#: Where someone lives, said beside what they are ("a marine biologist based in Bergen", "a
-#: nurse living in Lisbon").
-_LIVES_IN = re.compile(
+#: The phrase that sets a slot beside the rest of a clause, by slot family: where someone lives
+#: ("a marine biologist based in Bergen", "a nurse living in Lisbon"), and where one works from
+#: ("working from home for an insurance company", "fully remote at Monzo").
+BESIDE: dict[str, re.Pattern[str]] = {}
+BESIDE["residence"] = re.compile(
     r",?\s*\b(?:who (?:is |lives )?)?(?:based|living|lives|residing)\s+(?:in|near)\s+\S+"
     r"(?:\s+[A-Z][\w'’-]*)*",
+    re.IGNORECASE,
+)
+BESIDE["arrangement"] = re.compile(
+    r",?\s*\b(?:(?:fully|completely|100%)\s+)?(?:from home|remotely|remote|hybrid|"
+    r"(?:in|into|from) the office(?:\s+(?:\d|one|two|three|four|five)\s+days?(?:\s+a\s+week)?)?)\b",
     re.IGNORECASE,
 )
 
@@ -167,7 +174,7 @@ def remainder(
     *,
     workplace: bool = False,
     place: bool = False,
-    moved: bool = False,
+    beside: re.Pattern[str] | None = None,
 ) -> str | None:
     """What a stored fact still says once the clauses a correction ``touched`` are taken out
     (pure): "I'm 43 and just started learning to skateboard" corrected to 34 keeps "Just started
@@ -180,9 +187,10 @@ def remainder(
     team" -> "I'm employed at Spotify, on the payments team". With ``place`` (the caller knows
     the correction says nothing of where one is), a touched clause of work keeps the place it names
     (:func:`based`): "I'm a test engineer at Siemens in Erlangen" -> "I'm based in Erlangen".
-    With ``moved`` (a change of where one lives), a touched clause keeps what it says beside
-    where one lives: "The user is a marine biologist based in Bergen" -> "The user is a marine
-    biologist"."""
+    With ``beside`` (the phrase of the slot a correction changed: :data:`BESIDE`), a touched
+    clause keeps what it says beside that phrase: "The user is a marine biologist based in
+    Bergen" -> "The user is a marine biologist"; "I'm working from home for an insurance company"
+    -> "I'm working for an insurance company"."""
     clauses: list[str] = []
     pair = PAIR.search(text)
     mask = "\x00" * len(pair.group()) if pair else ""
@@ -225,8 +233,8 @@ def remainder(
         if where is not None and not (value and value.lower() in where.lower()):
             kept.append(where)  # what says more of the job ("mostly folk sessions") goes with it
             continue
-        rest = _LIVES_IN.sub("", clause) if moved else clause
-        if rest != clause and not touched(rest) and _says_something(rest):
+        rest = beside.sub("", clause) if beside is not None else clause
+        if rest != clause and not touched(rest) and _says_something(rest) and not _bare_work(rest):
             kept.append(rest.strip(" ,"))
             dropped = False
             continue
@@ -234,13 +242,11 @@ def remainder(
             rest = re.sub(
                 rf"\s*{_PLACE}{re.escape(value)}\b(?:\s+(?:&\s+)?[A-Z][\w'’-]*)*", "", clause, flags=re.I
             )
-            head = _CLAUSE.split(rest.strip(" ,"), maxsplit=1)[0]
-            bare = {w.lower() for w in content_words(head)} <= _BARE_WORK
             if (
                 rest != clause
                 and not touched(rest)
                 and not sets(rest, "residence")
-                and not bare
+                and not _bare_work(rest)
                 and _says_something(rest)
             ):
                 kept.append(rest.strip(" ,"))
@@ -253,6 +259,13 @@ def remainder(
     if pair is not None:
         out = out.replace(mask, pair.group())
     return out[:1].upper() + out[1:] + ("" if out.endswith((".", "!")) else ".")
+
+
+def _bare_work(rest: str) -> bool:
+    """Whether what is left of a clause says only that one works ("I work", "I work, mostly on
+    the tills" without the place)."""
+    head = _CLAUSE.split(rest.strip(" ,"), maxsplit=1)[0]
+    return {w.lower() for w in content_words(head)} <= _BARE_WORK
 
 
 def _says_something(clause: str) -> bool:

@@ -69,7 +69,7 @@ from ._about import names as _names
 from ._about import person as _person
 from ._about import topic as _topic
 from ._details import changed_detail
-from .clauses import ORDINAL, WORKPLACE, instead, left_place, remainder, sets, substituted
+from .clauses import BESIDE, ORDINAL, WORKPLACE, instead, left_place, remainder, sets, substituted
 
 __all__ = [
     "Decision",
@@ -332,7 +332,7 @@ def slot_keeping(d: Decision, text: str, slot: Slot) -> Decision:
         d,
         lambda clause: sets(clause, slot.family),
         place=slot.family == "work" and _says_no_place(text),
-        moved=slot.family == "residence",
+        beside=BESIDE.get(slot.family),
     )
 
 
@@ -382,14 +382,14 @@ def _keeping(
     *,
     workplace: bool = False,
     place: bool = False,
-    moved: bool = False,
+    beside: re.Pattern[str] | None = None,
 ) -> Decision:
     """``d`` (a SUPERSEDE), with what each fact it replaces keeps (:func:`remainder`)."""
     keep = []
     for f in (d.target, *d.also):
         if f is None or ((s := slot_of(f.text)) is not None and s.stopped):
             continue  # "Quit keto, eating carbs again": a statement of change is all about its slot
-        rest = remainder(f.text, touched, value, workplace=workplace, place=place, moved=moved)
+        rest = remainder(f.text, touched, value, workplace=workplace, place=place, beside=beside)
         if rest is not None:
             keep.append((f.id, f.text, rest))
     return replace(d, keep=tuple(keep)) if keep else d
