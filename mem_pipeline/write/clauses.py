@@ -234,7 +234,13 @@ def remainder(
             kept.append(where)  # what says more of the job ("mostly folk sessions") goes with it
             continue
         rest = beside.sub("", clause) if beside is not None else clause
-        if rest != clause and not touched(rest) and _says_something(rest) and not _bare_work(rest):
+        if (
+            rest != clause
+            and not touched(rest)
+            and has_clause_verb(rest)  # "My sister Ana lives in Lisbon" leaves no "My sister Ana"
+            and _says_something(rest)
+            and not _bare_work(rest)
+        ):
             kept.append(rest.strip(" ,"))
             dropped = False
             continue
