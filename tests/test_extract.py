@@ -165,6 +165,8 @@ def test_an_ending_without_the_current_value_and_questions_about_now() -> None:
     ):
         assert not says_ended(holds), holds
     assert asks_now("Which band do I like?") and asks_now("where do I work")
+    # "we" and "our" ask the asker too: the couple's wedding, the household's puppy
+    assert asks_now("Where is our wedding reception being held?") and asks_now("do we own our home?")
     for other in (
         "What did I use to eat?",
         "Did I quit?",

@@ -415,7 +415,7 @@ _ASKED: list[tuple[str, re.Pattern[str]]] = [
 ]
 # "When do I usually work?", "How long have I lived here?": a time or a count, not the value
 _ASKS_OTHER = re.compile(r"^\W*(?:when|why|how (?:long|often|many|much|far|come))\b")
-_ASKER = re.compile(r"\b(?:i|i['’]m|me|my|am i|do i)\b", re.IGNORECASE)
+_ASKER = re.compile(r"\b(?:i|i['’]m|me|my|am i|do i|we|we['’]re|our|us)\b", re.IGNORECASE)
 
 
 def asked_slot(question: str) -> str | None:
