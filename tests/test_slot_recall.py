@@ -476,3 +476,18 @@ def _fact(fid: str, text: str, slot: str, at: datetime) -> Candidate:
         "category": "biography",
     }
     return Candidate(id=fid, payload=payload, dense=0.5, lexical=0.0)
+
+
+def test_how_one_wants_to_be_addressed_is_one_value_at_a_time(memory: Memory) -> None:
+    """ "Please address me as Professor Adeyemi", months later "Just call me Funmi from now on":
+    the first name answers, and the title leaves the prompt; a call one asks for is no name."""
+    from mem_pipeline.text.slots import asked_slot, slot_of
+
+    memory.add("Please address me as Professor Adeyemi.", user_id="u", timestamp=T0 - timedelta(days=100))
+    memory.add("Just call me Funmi from now on, please.", user_id="u", timestamp=T0)
+    recall = memory.search("How should you address me?", user_id="u", now=T0 + timedelta(days=1))
+    assert "Funmi" in recall.hits[0].text and "Professor" not in recall.to_prompt()
+    assert asked_slot("What should you call me?") == "the user/address"
+    assert slot_of("Call me tomorrow at 5") is None and slot_of("call me when you land") is None
+    dropped = slot_of("We've been talking for months now, you can drop the title.")
+    assert dropped is not None and dropped.family == "address"

@@ -120,6 +120,17 @@ _FAMILIES: list[tuple[str, re.Pattern[str]]] = [
         ),
     ),
     (
+        # how the user wants to be addressed: "Please address me as Dr. Mensah", "just call me
+        # Femke", "you can drop the title" (a call one asks for is no name: "call me tomorrow")
+        "address",
+        re.compile(
+            r"\b(?:address(?:es)? me as|refer to me as|i go by|"
+            r"call me (?!back|later|tomorrow|tonight|today|when|if|at|on|after|before|any ?time|asap|"
+            r"a taxi|an? \w+ (?:later|tomorrow))[\w'’-]+|"
+            r"drop (?:the|my) (?:title|doctor|dr|professor|prof|formalit\w*|mr|mrs|ms|sir|madam)\b)"
+        ),
+    ),
+    (
         "reply_style",  # how the user wants the assistant to answer
         re.compile(
             r"\b(?:your (?:answers?|repl(?:y|ies)|responses?|explanations?)|"
@@ -197,7 +208,18 @@ _FAMILIES: list[tuple[str, re.Pattern[str]]] = [
 ]
 #: Families where a new value replaces the old without being told so.
 SINGLE_VALUED = frozenset(
-    {"residence", "diet", "smoking", "drinking", "relationship", "phone", "car", "age", "reply_style"}
+    {
+        "residence",
+        "diet",
+        "smoking",
+        "drinking",
+        "relationship",
+        "phone",
+        "car",
+        "age",
+        "reply_style",
+        "address",
+    }
     | {"shift", "arrangement"}
 )
 
@@ -412,6 +434,7 @@ _ASKED: list[tuple[str, re.Pattern[str]]] = [
         re.compile(r"\b(?:can|could|should|may) (?:i|we|\w+) (?:eat|have)\b|\bdiet\b|\bdietary\b"),
     ),
     ("age", re.compile(r"\bhow old\b|\bwhat age\b|\bmy age\b")),
+    ("address", re.compile(r"\b(?:address me|call me|refer to me|to be called|like being called)\b")),
 ]
 # "When do I usually work?", "How long have I lived here?": a time or a count, not the value
 _ASKS_OTHER = re.compile(r"^\W*(?:when|why|how (?:long|often|many|much|far|come))\b")

@@ -41,6 +41,7 @@ _BY_SLOT = {
     "smoking": Category.HEALTH,
     "drinking": Category.HEALTH,
     "reply_style": Category.PREFERENCE,
+    "address": Category.PREFERENCE,
 }
 
 
