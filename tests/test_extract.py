@@ -201,7 +201,7 @@ def test_the_slot_a_question_asks_about() -> None:
     assert asked_slot("what's my profession?") == "the user/work"
     assert asked_slot("how old am i") == "the user/age"
     assert asked_slot("what's my home address?") == "the user/residence"
-    assert asked_slot("How should you address me?") is None  # how to be called, not where
+    assert asked_slot("How should you address me?") == "the user/address"  # how to be called, not where
     assert asked_slot("When do I usually work?") is None  # a time, not the job
     assert asked_slot("where does my sister live?") is None  # hers, not the user's
     assert asked_slot("where does Ana live?") is None  # not in the first person
