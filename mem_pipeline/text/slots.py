@@ -376,7 +376,7 @@ def slot_of(text: str, speaker: str = "the user") -> Slot | None:
     rel = (_RELATION.match(text) or _BARE_RELATION.match(text)) if family != "relationship" else None
     if rel:
         subject = " ".join(w.lower() for w in rel.groups() if w)
-    elif family == "work" and (other := _someone_elses(text, dict(_FAMILIES)["work"])) is not None:
+    elif family == "work" and (other := _someone_elses(text, _WORK)) is not None:
         subject = other
     taken = set(content_words(subject))
     value = tuple(sorted({w for w in content_words(text) if w not in _SLOT_WORDS and w not in taken}))

@@ -155,8 +155,9 @@ _NEEDS_YOUR = re.compile(
 
 
 def _as_question(q: str) -> str:
-    """A form field or a need asked as a question of what it is: "age" -> "what's your age"."""
-    field = _FIELD.match(q) or _NEEDS_YOUR.search(q)
+    """A form field (after any lead-in) or a need asked as a question of what it is: "Quick one
+    for your insurance quote: age" -> "what's your age"; else ``q``."""
+    field = _FIELD.match(re.split(r"[:;,–—]\s+", q)[-1].strip()) or _NEEDS_YOUR.search(q)
     return f"what's your {field.group('field').lower()}" if field else q
 
 
@@ -180,8 +181,7 @@ def question_about_user(assistant: str) -> str | None:
     if lead is not None and not _WH.match(q):
         q = q[lead.end() :]
     elif not _WH.match(q):  # "Quick one for your insurance quote: age?" asks for the age
-        field = re.split(r"[:;,–—]\s+", q)[-1].strip()
-        q = _as_question(field if _FIELD.match(field) else q)
+        q = _as_question(q)
     if not _WH.match(q) or not _ABOUT_YOU.search(q) or _CHAT.match(q):
         return None
     return q
