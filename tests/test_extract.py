@@ -237,6 +237,11 @@ def test_remainder_keeps_the_clauses_a_correction_does_not_touch() -> None:
         == "The user is employed at St Mary's."
     )
     assert remainder("I'm a junior developer.", work, workplace=True) is None  # no employer to keep
+    # whose job it is: "My sister is ..." keeps the sister as its subject, not the user
+    assert (
+        remainder("My sister is a junior dev at Spotify.", lambda c: "dev" in c, workplace=True)
+        == "My sister is employed at Spotify."
+    )
     pune = re.compile(r"\bpune\b", re.I)
     assert (
         remainder("i'm a pharmacist in pune, been doing it 6 yrs now", lambda c: bool(pune.search(c)), "pune")

@@ -144,9 +144,15 @@ def based(clause: str) -> str | None:
     found = slot_of(clause)
     if m is None or _NOT_A_PLACE.match(m.group("place")) or found is None or found.family != "work":
         return None
-    who = re.match(r"\s*(.+?)\s+(?:is|was|'s|’s)\s", clause[: m.start()])
-    said = f"{who.group(1)} is" if who and not re.match(r"(?i:i|we)\b", who.group(1)) else "I'm"
-    return f"{said} based in {m.group('place')}"
+    return f"{_said(clause[: m.start()])} based in {m.group('place')}"
+
+
+def _said(before: str) -> str:
+    """Who the words ``before`` a phrase say it of, as the opening of a statement (pure): "My
+    sister is a midwife" -> "My sister is"; "I'm a nurse", "We are nurses" or no subject ->
+    "I'm"."""
+    who = re.match(r"\s*(.+?)\s+(?:is|was|'s|’s)\s", before)
+    return f"{who.group(1)} is" if who and not re.match(r"(?i:i|we)\b", who.group(1)) else "I'm"
 
 
 #: who a clause is about when it opens on a relation by name ("My mother-in-law Ngozi", "Our
@@ -224,9 +230,8 @@ def remainder(
         touched_any, dropped = True, True
         employer = WORKPLACE.search(clause) if workplace else None
         if employer is not None:
-            who = re.match(r"\s*(.+?)\s+(?:is|was|'s)\s", clause[: employer.start()])
-            said = f"{who.group(1)} is" if who and not FIRST_PERSON.match(who.group(1)) else "I'm"
-            kept.append(f"{said} employed " + re.sub(r"^with\b", "at", employer.group()))
+            at = re.sub(r"^with\b", "at", employer.group())
+            kept.append(f"{_said(clause[: employer.start()])} employed {at}")
             dropped = False
             continue
         where = based(clause) if place else None
