@@ -191,6 +191,29 @@ def test_a_later_statement_of_a_change_sets_aside_what_it_is_less_close_to() -> 
     assert set_aside([old, later("ok back on oat milk for good")], far)[1] == {}
 
 
+def test_the_best_answer_a_change_sets_aside_what_came_before_however_far_its_words() -> None:
+    """ "weirdly these days it's mostly jazz for me" ranks first for "what music am I into?";
+    "Slipknot, gojira, the heavier the better" (cosine .12: band names carry no genre) was said
+    months before: the change sets it aside. Not when the change is not the best answer, not a
+    fact that sets a slot (its own rules decide), not another person's, not one of the same
+    day, and not for a best answer that says no change."""
+    far = _vectors(new=0, old=85)  # cosine .09
+    new = _ranked("new", "fact", 200 * DAY, text="Weirdly these days it's mostly jazz for me")
+    old = _ranked("old", "fact", 0.0, text="Slipknot, gojira, the heavier the better")
+    kept, aside = set_aside([new, old], far)
+    assert [r.id for r in kept] == ["new"] and aside == {"old": "new"}
+    assert set_aside([old, new], far)[1] == {}  # the change ranks second
+    slot = _ranked("old", "fact", 0.0, text="I'm vegetarian", slot="the user/diet")
+    assert set_aside([new, slot], far)[1] == {}
+    other = _ranked("old", "fact", 0.0, "Melanie", text="Slipknot, the heavier the better")
+    said = _ranked("new", "fact", 200 * DAY, "Caroline", text="These days it's mostly jazz for me")
+    assert set_aside([said, other], far)[1] == {}
+    same_day = _ranked("old", "fact", 200 * DAY - GAP_S / 2, text="Slipknot, the heavier the better")
+    assert set_aside([new, same_day], far)[1] == {}
+    plain = _ranked("new", "fact", 200 * DAY, text="Jazz is on while I work")
+    assert set_aside([plain, old], far)[1] == {}
+
+
 def test_what_a_correction_leaves_standing_is_as_new_as_the_correction(tmp_path: Path) -> None:
     """ "I'm a junior developer at Spotify, on the payments team.", then months later "Got
     promoted today! I'm a senior developer now.": the employer the correction left standing was

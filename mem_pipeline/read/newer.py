@@ -43,6 +43,14 @@ above; endings excluded from the cue: 135 / 13, the main set losing a probe (a n
 set aside the employer a correction had left standing, still dated as first said); and what a
 correction leaves standing dated with it: 136 / 14, the main and first held-out sets as before.
 
+When the best answer is itself such a statement of change ("weirdly these days it's mostly
+jazz for me", first for "what music am I into?"), it sets aside every earlier item the question
+found that sets no slot, however far their words: "Slipknot, gojira, the heavier the better"
+is .12 from it, band names carrying no genre the embedding knows, and the question found both,
+so both are about what was asked. A fact that sets a slot is left to the slot's rules ("I'm
+vegetarian" stays beside "these days it's mostly tofu"). On the 21 behaviour sets (2026-12-06,
+``eval/README.md``): the stale value in the block 57 -> 48 of 468, rank-1 unchanged.
+
 An item that only answered the assistant's question about an item set aside
 (``StoredFact.about``: "Any particular brand?" / "walkers or nothing") goes aside with it
 when that item sets no slot and the later one says it is over ("I've gone off crisps"), as
@@ -56,7 +64,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ..text.slots import says_change, tells_end
-from .rank import Ranked, row_of
+from .rank import Ranked, Row, row_of
 
 __all__ = ["CUED", "GAP_S", "SIMILAR", "set_aside"]
 
@@ -87,7 +95,9 @@ def set_aside(
     named speakers never set each other aside, nor do two facts that set different slots ("I
     live in Leicester" and "Fully remote, so still in Leicester": where one lives and where one
     works from; a turn sets none: reading a turn's slot from its fact set more stale facts aside
-    on the behaviour sets, 70 against 62). When everything would go, nothing does."""
+    on the behaviour sets, 70 against 62). The first item, when it says a change, sets aside
+    the earlier items of no slot whatever their cosine (:func:`_led`). When everything would
+    go, nothing does."""
     known = [r for r in ranked if r.id in vectors]
     if len(known) < 2:
         return list(ranked), {}
@@ -99,6 +109,7 @@ def set_aside(
     m = m / np.where(norms > 0, norms, 1.0)
     sims = m @ m.T
     changes = [says_change(w.text) for w in rows]
+    lead = rows[0] if known[0] is ranked[0] and changes[0] else None
     aside: dict[str, str] = {}
     for i, (a, wa) in enumerate(zip(known, rows)):
         best, by = 0.0, None
@@ -115,6 +126,8 @@ def set_aside(
             if sims[i, j] < least:
                 continue
             best, by = float(sims[i, j]), b.id
+        if by is None and i > 0 and lead is not None and _led(wa, lead, gap):
+            by = known[0].id
         if by is not None:
             aside[a.id] = by
     # an answer about what went aside goes with it, as ``write.apply.supersede`` has it: an
@@ -127,3 +140,12 @@ def set_aside(
     if not aside or len(aside) == len(ranked):
         return list(ranked), {}
     return [r for r in ranked if r.id not in aside], aside
+
+
+def _led(earlier: Row, lead: Row, gap: float) -> bool:
+    """Whether the best answer, a statement of what holds after a change, sets ``earlier``
+    aside however far their words are: said by the same person a day or more before, and
+    setting no slot (a slot's own rules decide whether a later statement replaces it)."""
+    if lead.seen - earlier.seen < gap or earlier.slot:
+        return False
+    return not (earlier.speaker and lead.speaker and earlier.speaker != lead.speaker)
