@@ -109,7 +109,6 @@ def set_aside(
     m = m / np.where(norms > 0, norms, 1.0)
     sims = m @ m.T
     changes = [says_change(w.text) for w in rows]
-    lead = rows[0] if known[0] is ranked[0] and changes[0] else None
     aside: dict[str, str] = {}
     for i, (a, wa) in enumerate(zip(known, rows)):
         best, by = 0.0, None
@@ -126,10 +125,14 @@ def set_aside(
             if sims[i, j] < least:
                 continue
             best, by = float(sims[i, j]), b.id
-        if by is None and i > 0 and lead is not None and _led(wa, lead, gap):
-            by = known[0].id
         if by is not None:
             aside[a.id] = by
+    # the best answer left, when it says a change, sets aside what came before it
+    first = next((k for k, r in enumerate(known) if r.id not in aside), None)
+    if first is not None and known[first] is next(r for r in ranked if r.id not in aside) and changes[first]:
+        for a, wa in zip(known, rows):
+            if a.id not in aside and a is not known[first] and _led(wa, rows[first], gap):
+                aside[a.id] = known[first].id
     # an answer about what went aside goes with it, as ``write.apply.supersede`` has it: an
     # item of no slot that the later one says is over
     row = {r.id: w for r, w in zip(known, rows)}
