@@ -162,8 +162,11 @@ def test_an_ending_without_the_current_value_and_questions_about_now() -> None:
         "I'm done with beach holidays, it's city breaks for me now.",
         "I love Fontaines D.C.",
         "The new place is rented through Habito, so he isn't my landlord anymore.",
+        # a state one is back in says what holds now, whatever it quit for it
+        "Aaand i'm freelance again lol, quit the agency after four months.",
     ):
         assert not says_ended(holds), holds
+    assert says_ended("I quit again.")
     assert asks_now("Which band do I like?") and asks_now("where do I work")
     # "we" and "our" ask the asker too: the couple's wedding, the household's puppy
     assert asks_now("Where is our wedding reception being held?") and asks_now("do we own our home?")
@@ -187,6 +190,10 @@ def test_a_move_that_names_where_to_did_not_stop_and_what_says_it_holds_now() ->
     gone = slot_of("I no longer live in Lisbon.")
     assert gone is not None and gone.stopped  # no new value: the old one stopped
     assert slot_of("I got transferred to the sales team.") is None  # a team is not a place
+    # a trade named after "as a" or "I'm a" is one's work, however rare the trade
+    for job in ("I've joined Walker Books as an in-house illustrator.", "I'm a locksmith in Cork."):
+        found = slot_of(job)
+        assert found is not None and found.family == "work", job
     assert says_current("i'm into korean dramas now.") and says_current("These days I cycle to work.")
     for not_now in ("Now I'm thinking of moving to Spain.", "I love Fontaines D.C."):
         assert not says_current(not_now), not_now

@@ -57,7 +57,16 @@ PROFESSIONS = (
     r"physio(?:therapist)?|pilot|plumber|police officer|postman|professor|programmer|psychologist|"
     r"radiographer|receptionist|researcher|salesperson|scientist|secretary|social worker|solicitor|"
     r"barrister|stylist|surgeon|surveyor|tailor|teacher|technician|therapist|translator|tutor|vet|"
-    r"veterinarian|waiter|waitress|writer"
+    r"veterinarian|waiter|waitress|writer|"
+    r"illustrator|animator|copywriter|recruiter|interpreter|optometrist|psychiatrist|radiologist|"
+    r"an(?:a)?esthetist|p(?:a)?ediatrician|nutritionist|chemist|biologist|geologist|statistician|"
+    r"archivist|curator|sculptor|jewell?er|locksmith|joiner|bricklayer|plasterer|roofer|tiler|"
+    r"landscaper|fishmonger|shop assistant|sales assistant|bank teller|actuary|underwriter|"
+    r"attorney|diplomat|civil servant|(?:youth|support|care|nursery) worker|childminder|"
+    r"headteacher|head teacher|teaching assistant|flight attendant|cabin crew|beekeeper|"
+    r"winemaker|brewer|dispatcher|call handler|warehouse operative|zookeeper|park ranger|"
+    r"machinist|miner|fisherman|soldier|firefighter|detective|security guard|housekeeper|"
+    r"tour guide|travel agent|videographer|filmmaker|choreographer|sysadmin|data scientist"
 )
 
 #: Roles named after "as a" or "I'm a" ("joined Coolblue as an analytics lead"), but too
@@ -511,7 +520,9 @@ _PAST = re.compile(
 #: What says the current value next to an ending ("it's city breaks for me now", "the new
 #: place", "I swim instead").
 _CURRENT = re.compile(
-    r"\b(?:now|instead|these days|nowadays|currently|new|switched to|moved (?:to|in)|started)\b",
+    r"\b(?:now|instead|these days|nowadays|currently|new|switched to|moved (?:to|in)|started|"
+    # a state one is back in: "aaand i'm freelance again lol, quit the agency"
+    r"(?:i['’]?m|i am|we['’]re|we are) (?:[\w-]+ ){1,2}again)\b",
     re.IGNORECASE,
 )
 
