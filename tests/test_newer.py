@@ -214,6 +214,19 @@ def test_the_best_answer_a_change_sets_aside_what_came_before_however_far_its_wo
     assert set_aside([plain, old], far)[1] == {}
 
 
+def test_history_told_later_never_sets_aside_the_change_it_looks_back_past() -> None:
+    """ "When I lived in Wellington I'd walk up Mount Victoria" (August) is close to "We moved
+    down to Dunedin" (May), and later: it tells history, so it does not set the move aside;
+    it may still set aside what it looks back on ("I'm studying law at Trinity")."""
+    vecs = _vectors(move=0, old=10, memory=20)
+    move = _ranked("move", "fact", 100 * DAY, text="We moved down to Dunedin last month")
+    memory = _ranked("memory", "fact", 200 * DAY, text="When I lived in Wellington I'd walk up every weekend")
+    assert set_aside([move, memory], vecs)[1] == {}
+    law = _ranked("old", "fact", 0.0, text="I'm studying law at Trinity")
+    looked_back = _ranked("memory", "fact", 200 * DAY, text="when I was doing law I was bored")
+    assert set_aside([law, looked_back], vecs)[1] == {"old": "memory"}
+
+
 def test_what_a_correction_leaves_standing_is_as_new_as_the_correction(tmp_path: Path) -> None:
     """ "I'm a junior developer at Spotify, on the payments team.", then months later "Got
     promoted today! I'm a senior developer now.": the employer the correction left standing was

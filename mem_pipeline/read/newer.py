@@ -63,7 +63,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..text.slots import says_change, tells_end
+from ..text.slots import says_change, tells_end, tells_history
 from .rank import Ranked, Row, row_of
 
 __all__ = ["CUED", "GAP_S", "SIMILAR", "set_aside"]
@@ -109,11 +109,14 @@ def set_aside(
     m = m / np.where(norms > 0, norms, 1.0)
     sims = m @ m.T
     changes = [says_change(w.text) for w in rows]
+    # "When I lived in Wellington I'd walk up Mount Victoria" tells history: it may end what it
+    # looks back on, never the change that ended it ("We moved down to Dunedin")
+    history = [tells_history(w.text) for w in rows]
     aside: dict[str, str] = {}
     for i, (a, wa) in enumerate(zip(known, rows)):
         best, by = 0.0, None
         for j, (b, wb) in enumerate(zip(known, rows)):
-            if wb.seen - wa.seen < gap or sims[i, j] < best:
+            if wb.seen - wa.seen < gap or sims[i, j] < best or (history[j] and changes[i]):
                 continue
             if wa.speaker and wb.speaker and wa.speaker != wb.speaker:
                 continue
