@@ -1049,3 +1049,18 @@ def test_leaving_the_chat_and_wishing_the_assistant_well_are_small_talk() -> Non
         assert not is_statement(said), said
     # a durable fact after the well-wish stays a statement
     assert is_statement("I hope you're well, I'm starting a new job at Arup in May.")
+
+
+def test_an_emoji_before_a_request_ends_the_statement_before_it() -> None:
+    """Texting ends a sentence with an emoji as often as with a full stop: the request after it
+    ("could you suggest ...") does not take the statement before it down with it."""
+    from mem_pipeline.text.lexical import split_sentences
+
+    text = "me and tom live in leeds with our cat 🐱 could you suggest a name for our new plant?"
+    assert split_sentences(text) == [
+        "me and tom live in leeds with our cat 🐱",
+        "could you suggest a name for our new plant?",
+    ]
+    assert split_sentences("I love 🍕 and pasta.") == ["I love 🍕 and pasta."]  # more of the same one
+    facts = OfflineExtractor().extract([Message(role="user", content=text)], datetime.now(timezone.utc)).facts
+    assert [f.text for f in facts if "leeds" in f.text.lower()], facts

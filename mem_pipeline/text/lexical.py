@@ -55,8 +55,13 @@ STOPWORDS = frozenset(
 _TOKEN_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 # a sentence ends at . ! ? or …, but not after an initial or a title ("Ursula K. Le Guin",
 # "Dr. Okafor", "St. Mary's")
+# and, in texting, at an emoji before what opens a new sentence: a question or a request ("a
+# patio for our dog pepa 🐶 can you help me write ..."), not before more of the same one ("I
+# love 🍕 and pasta")
 _SENT_RE = re.compile(
     r"(?<=[.!?…])(?<! [A-Z]\.)(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\bMrs\.)[\"')\]]*\s+|\n+"
+    r"|(?<=[\U0001F300-\U0001FAFF\u2600-\u27BF])\s+(?=(?i:can|could|would|will|do|does|did|what|how|where|"
+    r"when|why|who|which|any|pls|please|btw|also|anyway)\b)"
 )
 # a snowball stemmer keeps the word it works on in the object: one per thread (the concept
 # layer's write-behind thread stems while a caller's thread does; a shared one raised
