@@ -167,6 +167,18 @@ def test_an_ending_without_the_current_value_and_questions_about_now() -> None:
     ):
         assert not says_ended(holds), holds
     assert says_ended("I quit again.")
+
+    from mem_pipeline.text.slots import says_change
+
+    # what gives the value after a change, a taste one has come to among them
+    for change in (
+        "ok back on oat milk for good",
+        "I've become a total cat person since the kitten arrived",
+        "We've completely come round to camping.",
+    ):
+        assert says_change(change), change
+    for plain in ("I like camping.", "I don't drink soya milk anymore", "I became a member in 2019"):
+        assert not says_change(plain), plain
     assert asks_now("Which band do I like?") and asks_now("where do I work")
     # "we" and "our" ask the asker too: the couple's wedding, the household's puppy
     assert asks_now("Where is our wedding reception being held?") and asks_now("do we own our home?")

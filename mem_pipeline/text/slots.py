@@ -562,7 +562,11 @@ _PLANNING = re.compile(r"\b(?:thinking (?:of|about)|might|maybe|planning|plan to
 #: "pho has become my go-to".
 _CHANGE = re.compile(
     r"\b(?:now|these days|nowadays|lately|currently|at the moment|instead|again|for good|from now on|"
-    rf"from this week|back (?:on|to|in|into)|switched|swapped|changed|moved|relocated|{BECAME})\b",
+    rf"from this week|back (?:on|to|in|into)|switched|swapped|changed|moved|relocated|{BECAME}|"
+    # a taste one has come to: "I've become a total dog person", "I've completely come round to
+    # winter"
+    r"(?:i|we)(?:['’]ve| have) (?:\w+ )?(?:become|come (?:a)?round to|turned into|converted to|"
+    r"gone all in on))\b",
     re.IGNORECASE,
 )
 
