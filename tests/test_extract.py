@@ -175,6 +175,7 @@ def test_an_ending_without_the_current_value_and_questions_about_now() -> None:
         "ok back on oat milk for good",
         "I've become a total cat person since the kitten arrived",
         "We've completely come round to camping.",
+        "Since the new flat it's just the bus for me.",
     ):
         assert says_change(change), change
     for plain in ("I like camping.", "I don't drink soya milk anymore", "I became a member in 2019"):

@@ -566,7 +566,9 @@ _CHANGE = re.compile(
     # a taste one has come to: "I've become a total dog person", "I've completely come round to
     # winter"
     r"(?:i|we)(?:['’]ve| have) (?:\w+ )?(?:become|come (?:a)?round to|turned into|converted to|"
-    r"gone all in on))\b",
+    r"gone all in on)|"
+    # what a new job, home or baby changed: "Since the new job it's just a black americano"
+    r"since (?:the|my|our) new \w+)\b",
     re.IGNORECASE,
 )
 
