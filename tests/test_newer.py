@@ -227,6 +227,25 @@ def test_history_told_later_never_sets_aside_the_change_it_looks_back_past() -> 
     assert set_aside([law, looked_back], vecs)[1] == {"old": "memory"}
 
 
+def test_a_question_after_several_things_keeps_what_a_change_of_one_left(memory: Memory) -> None:
+    """ "These days I'm really into pottery" changes no hobby but the one it replaced: "What are
+    my hobbies?" keeps hiking and the crime novels (before ``asks_many`` the cue set both
+    aside); a question about one thing still gets what holds now first."""
+    from mem_pipeline.text.slots import asks_many
+
+    assert asks_many("What are my hobbies?") and asks_many("tell me about myself")
+    assert asks_many("What am I into?") and not asks_many("What music am I into?")
+    _say(memory, "I love hiking in the Alps on weekends.", T0)
+    _say(memory, "I read a lot of crime novels, Tana French is my favourite.", T0 + timedelta(days=30))
+    _say(memory, "These days I'm really into pottery, I go to a class on Thursdays.", LATER)
+    found = memory.search("What are my hobbies?", user_id="u", limit=5, now=LATER + timedelta(days=5))
+    texts = " | ".join(h.text for h in found.hits)
+    assert "hiking" in texts and "Tana French" in texts and "pottery" in texts, texts
+    # the same cue, a question about one thing: what came before is set aside
+    narrow = memory.search("What am I really into now?", user_id="u", limit=5, now=LATER + timedelta(days=5))
+    assert narrow.hits and "pottery" in narrow.hits[0].text
+
+
 def test_what_a_correction_leaves_standing_is_as_new_as_the_correction(tmp_path: Path) -> None:
     """ "I'm a junior developer at Spotify, on the payments team.", then months later "Got
     promoted today! I'm a senior developer now.": the employer the correction left standing was

@@ -87,6 +87,7 @@ def set_aside(
     gap: float = GAP_S,
     cued: float = CUED,
     as_found: float = AS_FOUND,
+    broad: bool = False,
 ) -> tuple[list[Ranked], dict[str, str]]:
     """``ranked`` without the items a later one among them sets aside, in the same order, and
     ``{set-aside id: the later item's id}`` (the most similar such item). ``vectors``: the
@@ -96,8 +97,10 @@ def set_aside(
     live in Leicester" and "Fully remote, so still in Leicester": where one lives and where one
     works from; a turn sets none: reading a turn's slot from its fact set more stale facts aside
     on the behaviour sets, 70 against 62). The first item, when it says a change, sets aside
-    the earlier items of no slot whatever their cosine (:func:`_led`). When everything would
-    go, nothing does."""
+    the earlier items of no slot whatever their cosine (:func:`_led`). For a ``broad`` question
+    (``text.slots.asks_many``: "What are my hobbies?") only the plain rule applies: a change
+    to pottery is no change of hiking, however close the cue lets them be. When everything
+    would go, nothing does."""
     known = [r for r in ranked if r.id in vectors]
     if len(known) < 2:
         return list(ranked), {}
@@ -123,7 +126,7 @@ def set_aside(
             if wa.slot and wb.slot and wa.slot != wb.slot:
                 continue  # where one lives and where one works from: two things, both current
             least = similar
-            if changes[j] and (b.cand.dense or 0.0) >= as_found * (a.cand.dense or 0.0):
+            if not broad and changes[j] and (b.cand.dense or 0.0) >= as_found * (a.cand.dense or 0.0):
                 least = min(similar, cued)
             if sims[i, j] < least:
                 continue
@@ -132,7 +135,8 @@ def set_aside(
             aside[a.id] = by
     # the best answer left, when it says a change, sets aside what came before it
     first = next((k for k, r in enumerate(known) if r.id not in aside), None)
-    if first is not None and known[first] is next(r for r in ranked if r.id not in aside) and changes[first]:
+    lead = next(r for r in ranked if r.id not in aside)
+    if not broad and first is not None and known[first] is lead and changes[first]:
         for a, wa in zip(known, rows):
             if a.id not in aside and a is not known[first] and _led(wa, rows[first], gap):
                 aside[a.id] = known[first].id

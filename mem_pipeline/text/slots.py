@@ -31,6 +31,7 @@ __all__ = [
     "Slot",
     "asked_relation",
     "asked_slot",
+    "asks_many",
     "asks_now",
     "changes",
     "is_attribute",
@@ -579,6 +580,23 @@ def says_change(text: str) -> bool:
     something ended ("I'm not at the dental practice anymore", :func:`says_ended`), which
     tells nothing of the other things said before, nor a plan ("now I'm thinking of moving")."""
     return bool(_CHANGE.search(text)) and not says_ended(text) and not _PLANNING.search(text)
+
+
+#: A question after several things at once: "What are my hobbies?", "tell me about myself".
+_MANY = re.compile(
+    r"\b(?:hobbies|interests|pastimes|passions|likes|dislikes|preferences|favou?rites|tastes|"
+    r"anything|everything|what else|(?:tell me|what do you know) about (?:me|myself))\b"
+    r"|^\W*what (?:do|did) (?:i|we) (?:like|enjoy|love)(?: doing| to do)?\W*$"
+    r"|^\W*what am i into\W*$",
+    re.IGNORECASE,
+)
+
+
+def asks_many(question: str) -> bool:
+    """Whether a question asks for several things at once ("What are my hobbies?", "what am I
+    into?", "tell me about myself"), not one that a later statement may have changed ("what
+    music am I into?")."""
+    return bool(_MANY.search(question))
 
 
 def asks_now(question: str) -> bool:
