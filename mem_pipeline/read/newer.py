@@ -49,7 +49,8 @@ found that sets no slot, however far their words: "Slipknot, gojira, the heavier
 is .12 from it, band names carrying no genre the embedding knows, and the question found both,
 so both are about what was asked. A fact that sets a slot is left to the slot's rules ("I'm
 vegetarian" stays beside "these days it's mostly tofu"). On the 21 behaviour sets (2026-12-06,
-``eval/README.md``): the stale value in the block 57 -> 48 of 468, rank-1 unchanged.
+``eval/README.md``, "What the leading answer sets aside"): the stale value in the block 57 -> 44
+of 468 (the lead taken after the plain rule), rank-1 unchanged.
 
 An item that only answered the assistant's question about an item set aside
 (``StoredFact.about``: "Any particular brand?" / "walkers or nothing") goes aside with it
