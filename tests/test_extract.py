@@ -203,6 +203,9 @@ def test_a_move_that_names_where_to_did_not_stop_and_what_says_it_holds_now() ->
     gone = slot_of("I no longer live in Lisbon.")
     assert gone is not None and gone.stopped  # no new value: the old one stopped
     assert slot_of("I got transferred to the sales team.") is None  # a team is not a place
+    # work said as when or with whom is no statement of one's job
+    assert slot_of("I play five-a-side every Tuesday night with some lads from work.") is None
+    assert slot_of("I go climbing after work.") is None
     # a trade named after "as a" or "I'm a" is one's work, however rare the trade
     for job in ("I've joined Walker Books as an in-house illustrator.", "I'm a locksmith in Cork."):
         found = slot_of(job)

@@ -268,7 +268,9 @@ _HISTORY = re.compile(
 # to make it work")
 _NOT_EMPLOYMENT = re.compile(
     r"\b(?:work(?:s|ed|ing)? (?:on|hard|out)|hard work|work of art|works of|"
-    r"mak(?:e|es|ing) (?:it|this|that|things) work)\b",
+    r"mak(?:e|es|ing) (?:it|this|that|things) work|"
+    # work as when or with whom, not what one does: "with some lads from work", "before work"
+    r"(?:from|after|before) work)\b",
     re.I,
 )
 #: Step-relations ("my stepdad Gareth" is about Gareth, not the user), for every rule that
