@@ -203,6 +203,12 @@ def test_a_move_that_names_where_to_did_not_stop_and_what_says_it_holds_now() ->
     gone = slot_of("I no longer live in Lisbon.")
     assert gone is not None and gone.stopped  # no new value: the old one stopped
     assert slot_of("I got transferred to the sales team.") is None  # a team is not a place
+    # a drink by the pint is drinking; a month one was back in is no place one lives
+    pints = slot_of("Friday ritual: two pints at the Crown with the lads, never miss it")
+    assert pints is not None and pints.family == "drinking"
+    assert slot_of("I had a pint of milk") is None
+    sober = slot_of("Packed it in back in july, 3 months sober")
+    assert sober is not None and sober.family == "drinking"
     # work said as when or with whom is no statement of one's job
     assert slot_of("I play five-a-side every Tuesday night with some lads from work.") is None
     assert slot_of("I go climbing after work.") is None

@@ -91,7 +91,9 @@ _FAMILIES: list[tuple[str, re.Pattern[str]]] = [
             r"reside|resides|based in|"
             r"moved (?:(?:up|down|over|across|away|back(?: home)?) )?(?:to|into|in)|moved home to|move to|"
             r"moving to|relocat\w* to|home(?:town| town)? is|"
-            r"back in(?! the office| business| action| touch| shape| form| the day| the game)|settled in|"
+            r"back in(?! the office| business| action| touch| shape| form| the day| the game|"
+            r" (?:january|february|march|april|may|june|july|august|september|october|november|december|"
+            r"spring|summer|autumn|fall|winter|\d{4})\b)|settled in|"
             r"new (?:flat|apartment|house) in|"
             # where one rents or flats is where one lives ("flatting in dunedin", "we rent a
             # cottage in Fremantle", "renting in freo again", "bought a house in Bassendean")
@@ -119,7 +121,10 @@ _FAMILIES: list[tuple[str, re.Pattern[str]]] = [
     ("smoking", re.compile(r"\b(?:smok\w*|cigarettes?|vap(?:e|ing)|nicotine)\b")),
     (
         "drinking",
-        re.compile(r"\b(?:sober|teetotal\w*|(?:drink|drinking) (?:alcohol|beer|wine)|alcohol)\b"),
+        re.compile(
+            r"\b(?:sober|teetotal\w*|(?:drink|drinking) (?:alcohol|beer|wine)|alcohol|booze|boozing|"
+            r"pints?(?! of (?:milk|water|juice|squash|blood)))\b"
+        ),
     ),
     (
         "relationship",
@@ -260,7 +265,8 @@ _MOVED_TO = re.compile(
 # a past-tense mention that tells history, not the current state ("When I lived in Lisbon",
 # "when Caroline was a kid")
 _HISTORY = re.compile(
-    r"\b(?:when|while|back when|before) (?:i|we|he|she|they|(?-i:[A-Z][a-z]+)) (?:lived|worked|was|were)\b",
+    r"\b(?:when|while|back when|before) (?:i|we|he|she|they|(?-i:[A-Z][a-z]+)) (?:still )?"
+    r"(?:lived|worked|was|were)\b",
     re.I,
 )
 # "work" that is not employment: a task one is on ("working on new dance routines"), effort
