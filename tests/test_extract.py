@@ -532,6 +532,13 @@ def test_a_yes_to_a_question_about_the_user_is_their_own_statement_and_other_que
         "I agreed: book me a place (there's a sourdough workshop at Flour Power "
         "on Saturday 3 January 2026 at 10am)."
     ]
+    # "that" and "it" of an offer to note, hire or try: what the statement before it proposed
+    hire = "You could hire a trailer from the garage on Mill Lane for £40. Shall I note that as the plan?"
+    assert agreed(hire, "yes do that pls") == [
+        "I agreed: note that as the plan (you could hire a trailer from the garage on Mill Lane for £40)."
+    ]
+    plan = "The Parkrun in Heaton Park is every Saturday at 9am. Want to give it a go?"
+    assert any("Parkrun" in f for f in agreed(plan, "ok sure"))
 
 
 def test_a_reply_to_the_assistants_suggestion_carries_on_the_statement_before_it() -> None:

@@ -488,7 +488,8 @@ _CHAT_ONLY = re.compile(
 #: an offer to do something about "it" for the user (book, order, reserve...), which makes what
 #: the assistant said before it the user's plan ("Want a silly joke to lift it?" does not)
 _ACTION = re.compile(
-    r"\b(?:book|order|reserve|sign|buy|get|schedule|set up|put|pencil|add|register|enrol|enroll|grab|hold)\b",
+    r"\b(?:book|order|reserve|sign|buy|get|schedule|set up|put|pencil|add|register|enrol|enroll|grab|hold|"
+    r"note|save|log|set|remind|hire|rent|give it a go|give it a try|try it|try that|go with)\b",
     re.IGNORECASE,
 )
 #: an offer of a place, a table, a slot, or the way to one ("the sign-up link", "the booking
