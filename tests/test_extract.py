@@ -539,6 +539,11 @@ def test_a_yes_to_a_question_about_the_user_is_their_own_statement_and_other_que
     ]
     plan = "The Parkrun in Heaton Park is every Saturday at 9am. Want to give it a go?"
     assert any("Parkrun" in f for f in agreed(plan, "ok sure"))
+    # a suggestion said as a statement, taken up: what was done
+    sim = "The Giffgaff 20GB plan at £8 a month would cover that easily."
+    assert agreed(sim, "Perfect, just switched to it. Cheers!") == [
+        "I switched: the Giffgaff 20GB plan at £8 a month would cover that easily."
+    ]
 
 
 def test_a_reply_to_the_assistants_suggestion_carries_on_the_statement_before_it() -> None:

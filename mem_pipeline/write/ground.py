@@ -216,9 +216,11 @@ _GO_AHEAD = re.compile(
 #: What the user says they did of the assistant's suggestion: "Done, just enrolled online!",
 #: "signed up!", "booked it"
 TOOK_UP = re.compile(
-    r"^\s*(?:(?:done|ok(?:ay)?|right|great|yes|yep|yeah)[\s,!.]+)*(?:i(?:['’]ve| have)? )?(?:just |already )?"
+    r"^\s*(?:(?:done|ok(?:ay)?|right|great|yes|yep|yeah|perfect|why not|cool|nice|brilliant|sure)[\s,!.]+)*"
+    r"(?:i(?:['’]ve| have)? )?(?:just |already )?"
     r"(?P<verb>enrolled|signed up|registered|booked (?:it|us|me|one|a \w+)|joined|ordered (?:it|one)|"
-    r"bought (?:it|one))\b",
+    # "Perfect, just switched to it", "why not! just paid for the 8-week block"
+    r"bought (?:it|one)|switched (?:over )?to (?:it|that|them|that one)|paid (?:for|up)|subscribed)\b",
     re.IGNORECASE,
 )
 

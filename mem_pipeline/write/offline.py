@@ -222,7 +222,12 @@ class OfflineExtractor:
             if turn_id > 0 and accepts(plain, says_more=bool(texts)):
                 # the acceptance itself ("Go on then, book me in!") says nothing more
                 said = [(t, d) for t, d in texts if not ACCEPTANCE.match(without_symbols(t))]
-                texts = [(t, False) for t in _agreed(messages[turn_id - 1])] + said
+                agreed = _agreed(messages[turn_id - 1])
+                if not agreed and (did := TOOK_UP.match(plain)):
+                    # "Perfect, just switched to it." after a statement, not an offer: what was done
+                    agreed = _took_up(messages[turn_id - 1], did["verb"])
+                    said = [(t, d) for t, d in said if not TOOK_UP.match(without_symbols(t))]
+                texts = [(t, False) for t in agreed] + said
             elif (
                 turn_id > 0
                 and (did := TOOK_UP.match(plain))
