@@ -28,7 +28,7 @@ from ..models import Scope
 from ..recall import Hit, Recall, Source
 from ..store import Candidate, VectorLike
 from ..text.phrases import about_person
-from ..text.slots import asked_relation, asks_many, names_relation
+from ..text.slots import asked_relation, names_relation
 from .associate import Reach, pick, reach
 from .hits import hit_of, score_parts
 from .newer import set_aside
@@ -128,7 +128,7 @@ class Reader:
             # only for a question to the asker about their present: one about the past, a date
             # or someone else (LoCoMo's "what did Caroline research?") keeps every earlier item
             if cfg.newer_sets_aside and q.asks_now and not (q.asks_when or q.dates or include_invalid):
-                ranked, aside = self._newer(ranked, cfg.newer_sets_aside, asks_many(q.text))  # <= 3 x limit
+                ranked, aside = self._newer(ranked, cfg.newer_sets_aside, q.asks_many)  # <= 3 x limit
             if cfg.history_last and q.asks_now:
                 ranked = history_last(ranked)
             ranked = agreed_first(ranked, cfg.agreed_first)

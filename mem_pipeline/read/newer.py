@@ -135,11 +135,11 @@ def set_aside(
         if by is not None:
             aside[a.id] = by
     # the best answer left, when it says a change, sets aside what came before it
-    first = next((k for k, r in enumerate(known) if r.id not in aside), None)
-    lead = next(r for r in ranked if r.id not in aside)
-    if not broad and first is not None and known[first] is lead and changes[first]:
+    lead = next((r for r in ranked if r.id not in aside), None)
+    first = next((k for k, r in enumerate(known) if r is lead), None)
+    if not broad and first is not None and changes[first]:
         for a, wa in zip(known, rows):
-            if a.id not in aside and a is not known[first] and _led(wa, rows[first], gap):
+            if a.id not in aside and a is not lead and _led(wa, rows[first], gap):
                 aside[a.id] = known[first].id
     # an answer about what went aside goes with it, as ``write.apply.supersede`` has it: an
     # item of no slot that the later one says is over

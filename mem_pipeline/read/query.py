@@ -10,7 +10,7 @@ from ..models import Scope
 from ..text.dates import asks_when, date_ranges
 from ..text.lexical import sparse_query
 from ..text.phrases import asks_called, asks_name, name_tokens, without_names
-from ..text.slots import asked_slot, asks_now
+from ..text.slots import asked_slot, asks_many, asks_now
 
 __all__ = ["Query", "analyse", "dense_query"]
 
@@ -43,6 +43,8 @@ class Query:
     slot: str | None = None
     #: whether it asks the asker about their present (``text.slots.asks_now``)
     asks_now: bool = False
+    #: whether it asks for several things at once (``text.slots.asks_many``: "What are my hobbies?")
+    asks_many: bool = False
 
 
 def analyse(parts: Parts, scope: Scope, text: str, at: datetime, *, use_concepts: bool) -> Query:
@@ -71,6 +73,7 @@ def analyse(parts: Parts, scope: Scope, text: str, at: datetime, *, use_concepts
         grams=tuple(rest),
         slot=asked_slot(text) if cfg.slot_boost else None,
         asks_now=asks_now(text),
+        asks_many=asks_many(text),
     )
 
 

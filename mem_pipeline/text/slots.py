@@ -64,10 +64,10 @@ PROFESSIONS = (
     r"archivist|curator|sculptor|jewell?er|locksmith|joiner|bricklayer|plasterer|roofer|tiler|"
     r"landscaper|fishmonger|shop assistant|sales assistant|bank teller|actuary|underwriter|"
     r"attorney|diplomat|civil servant|(?:youth|support|care|nursery) worker|childminder|"
-    r"headteacher|head teacher|teaching assistant|flight attendant|cabin crew|beekeeper|"
+    r"headteacher|teaching assistant|flight attendant|cabin crew|beekeeper|"
     r"winemaker|brewer|dispatcher|call handler|warehouse operative|zookeeper|park ranger|"
-    r"machinist|miner|fisherman|soldier|firefighter|detective|security guard|housekeeper|"
-    r"tour guide|travel agent|videographer|filmmaker|choreographer|sysadmin|data scientist"
+    r"machinist|miner|fisherman|soldier|detective|security guard|housekeeper|"
+    r"tour guide|travel agent|videographer|filmmaker|choreographer|sysadmin"
 )
 
 #: Roles named after "as a" or "I'm a" ("joined Coolblue as an analytics lead"), but too
@@ -234,8 +234,9 @@ SINGLE_VALUED = frozenset(
         "age",
         "reply_style",
         "address",
+        "shift",
+        "arrangement",
     }
-    | {"shift", "arrangement"}
 )
 
 #: Words saying a statement corrects or updates an earlier one.
