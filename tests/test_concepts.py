@@ -107,6 +107,23 @@ def test_timeout_retry_backoff_scenario_across_processes(tmp_path, embedder, clo
     m.close()
 
 
+def test_a_concept_earns_its_name_vector_once_two_facts_carry_it(tmp_path, embedder, clock) -> None:
+    """Name vectors serve the rare fallback match of a query's words; a concept of one fact
+    (two in three of LoCoMo's) gets none, and one gets its vector when a second fact carries it."""
+    path = str(tmp_path / "s")
+    with Memory(config=MemoryConfig(path=path), embedder=embedder, clock=clock) as m:
+        _store_notes(m)  # timeout x2, retry x2, deploy x1, backoff x1
+    with Memory(config=MemoryConfig(path=path), embedder=embedder, clock=clock) as m:
+        waiting = {p["name"] for _, p in m.store.unembedded_concepts(Scope.of("dev"))}
+        assert waiting == {"deploy", "backoff"}  # of one fact each: no vector
+        assert m.store.unembedded_concepts(Scope.of("dev"), min_count=2) == []
+        # "timed out" still finds "timeout", a concept of two facts, by its name vector
+        assert "timeout" in m.search("it timed out", user_id="dev").query_concepts
+        m.add("Deploy again, with a backoff.", user_id="dev", infer=False, concepts=["deploy", "backoff"])
+    with Memory(config=MemoryConfig(path=path), embedder=embedder, clock=clock) as m:
+        assert m.store.unembedded_concepts(Scope.of("dev")) == []  # embedded on close, once due
+
+
 def test_links_and_facts_read_whole_stay_in_step_with_writes(tmp_path, embedder, clock, monkeypatch) -> None:
     """A user's followable links and facts' concepts, read whole on the first search, follow the
     writes after it: a later search expands and associates as a new process does, whether that

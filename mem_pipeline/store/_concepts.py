@@ -162,11 +162,17 @@ class ConceptStore(StoreBase):
         links = [dict(r.payload or {}) for r in self._scroll(self.links, user_filter(scope))]
         return counts, links
 
-    def unembedded_concepts(self, scope: Scope | None = None) -> list[tuple[str, dict[str, Any]]]:
+    def unembedded_concepts(
+        self, scope: Scope | None = None, *, min_count: int = 1
+    ) -> list[tuple[str, dict[str, Any]]]:
         """(id, payload) of the concepts (of one user, or everyone's) written without their
-        name vector."""
-        cond = models.FieldCondition(key="vec", match=models.MatchValue(value=NO_VECTOR_YET))
-        flt = _user_and(scope, cond) if scope is not None else models.Filter(must=[cond])
+        name vector, of those carried by at least ``min_count`` current facts."""
+        conds: list[models.Condition] = [
+            models.FieldCondition(key="vec", match=models.MatchValue(value=NO_VECTOR_YET))
+        ]
+        if min_count > 1:
+            conds.append(models.FieldCondition(key="count", range=models.Range(gte=float(min_count))))
+        flt = _user_and(scope, *conds) if scope is not None else models.Filter(must=conds)
         return [(str(r.id), dict(r.payload or {})) for r in self._scroll(self.concepts, flt)]
 
     def set_concept_vectors(self, items: Sequence[tuple[str, Any]]) -> None:
