@@ -28,6 +28,7 @@ import logging
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from .models import Scope
@@ -57,11 +58,12 @@ class _Due:
     """One user's deltas waiting to be written, and the journal entry that stays open until
     they are: concept -> [delta, latest time of an addition (None: none)]; pair -> the same."""
 
-    __slots__ = ("concepts", "contexts", "dense", "events", "jid", "pairs", "scope")
+    __slots__ = ("chosen", "concepts", "contexts", "dense", "events", "jid", "pairs", "scope")
 
     def __init__(self, scope: Scope) -> None:
         self.scope = scope
         self.concepts: dict[str, list[Any]] = {}
+        self.chosen: set[str] = set()  # concepts an extractor or the caller chose (not picked)
         self.pairs: dict[tuple[str, str], list[Any]] = {}
         self.events: Rows = []
         self.contexts: Contexts = {}
@@ -91,7 +93,7 @@ class WriteBehind:
         *,
         delay: float,
         lock: threading.RLock,
-        write: Callable[[Scope, Counts, Pairs, float], None],
+        write: Callable[[Scope, Counts, Pairs, float, AbstractSet[str]], None],
         history: Callable[[Rows], None],
         contexts: Callable[[Contexts], None],
         vectors: Callable[[Dense], None],
@@ -160,12 +162,19 @@ class WriteBehind:
         return due
 
     def record(
-        self, scope: Scope, concepts: Mapping[str, int], pairs: Mapping[tuple[str, str], int], ts: float
+        self,
+        scope: Scope,
+        concepts: Mapping[str, int],
+        pairs: Mapping[tuple[str, str], int],
+        ts: float,
+        chosen: AbstractSet[str] = frozenset(),
     ) -> None:
-        """Add count and pair deltas of ``scope``, made at ``ts``, to its next batch."""
+        """Add count and pair deltas of ``scope``, made at ``ts``, to its next batch (``chosen``:
+        concepts an extractor or the caller chose, see ``ConceptLinks.update``)."""
         with self._lock:
             due = self._due_of(scope)
             _merge(due.concepts, concepts, ts)
+            due.chosen |= chosen
             _merge(due.pairs, pairs, ts)
             self._start()
 
@@ -254,7 +263,7 @@ class WriteBehind:
                 counts: Counts = {c: (d, t) for c, (d, t) in due.concepts.items()}
                 pairs: Pairs = {k: (d, 0.0, ts if t is None else t) for k, (d, t) in due.pairs.items() if d}
                 if counts or pairs:
-                    self._write(due.scope, counts, pairs, ts)
+                    self._write(due.scope, counts, pairs, ts, due.chosen)
                 del self._due[key]
                 if due.dense:  # not computed yet: they wait, and so does the entry
                     kept = self._due[key] = _Due(due.scope)

@@ -16,11 +16,12 @@ it changed, and those are read again per concept.
 A new concept's name vector is only needed by that rare fallback, so a write stores the concept
 without it and the vectors are computed later in batches: when enough names wait, before a
 fallback match for their user, on close, and when the store is opened (which is how a crash
-that left names without vectors is repaired). Only a concept that ``min_count`` current facts
-carry earns one (``due_vector``): one carried by a single fact is reached through that fact,
-which the text search finds, and can have no followable link. On LoCoMo two in three concept
-names are of one fact, and embedding every name cost more than the turn's own vector (about
-3 ms a turn, in the background).
+that left names without vectors is repaired). A concept an extractor or the caller chose is due
+its vector at once; one only picked by rules from a raw turn's words (``text.phrases.
+candidate_phrases``: up to eight a turn, "hey mel", "wow", "support group") is due it once
+``min_count`` current facts carry it (``due_vector``), as a followable link needs. On LoCoMo
+two in three picked names are said once, and embedding every one of them cost more than the
+turn's own vector (about 3 ms a turn, in the background).
 
 **Write-behind** (``_links_behind``). The counts and links a write changes are derived data (the facts are the
 truth), and one turn with eight concepts changes 28 links. A write inside a journaled block
@@ -58,6 +59,7 @@ import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import combinations
@@ -66,6 +68,7 @@ from typing import Any
 from ._links_behind import Contexts, Counts, Dense, Pairs, Rows, WriteBehind
 from .concepts import followable, name_key, pair_deltas, pair_key, point_id, query_grams, strength_of
 from .models import Scope
+from .store import NO_VECTOR_YET, PICKED
 
 __all__ = ["ConceptLinks", "LinkView"]
 
@@ -142,7 +145,7 @@ class _User:
         # the same for ``facts``: every current fact's concepts read at once (WHOLE_FACTS)
         self.facts_whole: bool | None = None
         self.facts_stale: set[str] = set()
-        self.vectors_checked = False  # the user's names without vectors were looked for
+        self.vectors_checked = False  # every name of the user has its vector (for a fallback)
 
 
 class ConceptLinks:
@@ -203,12 +206,12 @@ class ConceptLinks:
     def _lid(scope: Scope, a: str, b: str) -> str:
         return point_id("l", scope.tenant, scope.user_id, a, b)
 
-    def due_vector(self, count: int, payload: Mapping[str, Any] | None) -> bool:
-        """Whether a concept carried by ``count`` current facts (its stored ``payload``, None
-        for a new one) is due a name vector it lacks: it is carried by at least ``min_count``
-        facts, as a followable link needs, and was written without one (a concept written
-        before the ``vec`` field has one)."""
-        return count >= self.min_count and (payload is None or payload.get("vec") == 0)
+    def due_vector(self, count: int, vec: Any) -> bool:
+        """Whether a concept carried by ``count`` current facts, whose stored ``vec`` marker is
+        this, is due a name vector it lacks: one written without it (``NO_VECTOR_YET``), or one
+        picked from a raw turn's words (``PICKED``) that ``min_count`` facts carry. A concept
+        written before the marker existed has its vector."""
+        return vec == NO_VECTOR_YET or (vec == PICKED and count >= self.min_count)
 
     @staticmethod
     def _ukey(scope: Scope) -> tuple[str, str]:
@@ -236,11 +239,13 @@ class ConceptLinks:
         when: datetime,
         *,
         fact_id: str | None = None,
+        picked: bool = False,
     ) -> None:
         """A fact's concepts changed from ``before`` to ``after`` (``[]`` -> added, -> ``[]``
         deleted): adjust concept counts and pair co-occurrence counts, now or (inside a
         journaled write, with a ``delay``) in the user's next batch. New concepts are written
-        without their name vector (see the module docstring)."""
+        without their name vector (see the module docstring); ``picked``: the concepts were
+        picked by rules from a raw turn's words, not chosen (their vectors wait longer)."""
         with self._lock:
             u = self._user(scope, create=False)
             if u is not None:
@@ -255,11 +260,13 @@ class ConceptLinks:
             if not pairs and not concepts:
                 return
             ts = when.timestamp()
+            chosen = frozenset() if picked else frozenset(c for c, d in concepts.items() if d > 0)
             if self._behind.active(scope):
-                self._behind.record(scope, concepts, pairs, ts)
+                self._behind.record(scope, concepts, pairs, ts, chosen)
                 return
             if concepts:
-                self._count(scope, u, {c: (float(d), ts if d > 0 else None) for c, d in concepts.items()}, ts)
+                deltas = {c: (float(d), ts if d > 0 else None) for c, d in concepts.items()}
+                self._count(scope, u, deltas, ts, chosen)
             if pairs:
                 self._bump_pairs(scope, {k: (float(d), 0.0, ts) for k, d in pairs.items()}, ts)
             if self._waiting >= self.vector_batch:
@@ -378,9 +385,11 @@ class ConceptLinks:
         store's lock (the writer is joined)."""
         self._behind.close()
 
-    def _write_batch(self, scope: Scope, counts: Counts, pairs: Pairs, ts: float) -> None:
+    def _write_batch(
+        self, scope: Scope, counts: Counts, pairs: Pairs, ts: float, chosen: AbstractSet[str]
+    ) -> None:
         if counts:
-            self._count(scope, self._user(scope, create=False), counts, ts)
+            self._count(scope, self._user(scope, create=False), counts, ts, chosen)
         if pairs:
             self._bump_pairs(scope, pairs, ts)
 
@@ -391,9 +400,16 @@ class ConceptLinks:
             self.embed_names()
 
     def _count(
-        self, scope: Scope, u: _User | None, concepts: Mapping[str, tuple[float, float | None]], ts: float
+        self,
+        scope: Scope,
+        u: _User | None,
+        concepts: Mapping[str, tuple[float, float | None]],
+        ts: float,
+        chosen: AbstractSet[str] = frozenset(),
     ) -> None:
-        """Apply concept count deltas: name -> (delta, latest time it was added, or None)."""
+        """Apply concept count deltas: name -> (delta, latest time it was added, or None).
+        ``chosen``: those an extractor or the caller chose; the others new here were picked
+        from a raw turn's words (``PICKED``: their name vectors wait for ``min_count`` facts)."""
         ids = {name: self._cid(scope, name) for name in concepts}
         have = self.store.get_points(self.store.concepts, list(ids.values()), scope)
         new = [n for n, (d, _) in concepts.items() if d > 0 and ids[n] not in have]
@@ -408,14 +424,18 @@ class ConceptLinks:
                         "count": int(concepts[n][0]),
                         "last_ts": concepts[n][1] or ts,
                         "key": name_key(n),
-                        "vec": 0,
+                        "vec": NO_VECTOR_YET if n in chosen else PICKED,
                     },
                     None,
                 )
                 for n in new
             ],
         )
-        self._waiting += sum(1 for n in new if self.due_vector(int(concepts[n][0]), None))
+        self._waiting += sum(
+            1 for n in new if self.due_vector(int(concepts[n][0]), NO_VECTOR_YET if n in chosen else PICKED)
+        )
+        if u is not None and any(n not in chosen for n in new):
+            u.vectors_checked = False  # a fallback match embeds these picked names first
         updates, gone = [], []
         counts: dict[str, float] = {n: float(concepts[n][0]) for n in new}
         for n, (d, added) in concepts.items():
@@ -430,10 +450,16 @@ class ConceptLinks:
                 last = p.get("last_ts", ts)
                 if added is not None:
                     last = max(added, last)
-                if count != int(p.get("count", 0)) or last != p.get("last_ts"):
-                    updates.append((ids[n], {"count": count, "last_ts": last}))
-                if self.due_vector(count, p) and not self.due_vector(int(p.get("count", 0)), p):
-                    self._waiting += 1  # carried by enough facts now: its name is to be embedded
+                vec = p.get("vec")
+                if vec == PICKED and n in chosen:  # chosen now: its vector is due at once
+                    vec = NO_VECTOR_YET
+                fields: dict[str, Any] = {"count": count, "last_ts": last}
+                if vec != p.get("vec"):
+                    fields["vec"] = vec
+                if fields != {"count": int(p.get("count", 0)), "last_ts": p.get("last_ts")}:
+                    updates.append((ids[n], fields))
+                if self.due_vector(count, vec) and not self.due_vector(int(p.get("count", 0)), p.get("vec")):
+                    self._waiting += 1  # due its name vector now
                 counts[n] = float(count)
         self.store.set_points(self.store.concepts, updates)
         self.store.delete_points(self.store.concepts, gone)
@@ -480,15 +506,17 @@ class ConceptLinks:
                 if len(u.links_stale) > WHOLE_LINKS:  # many changed since: read them whole again
                     u.links_whole = None
 
-    def embed_names(self, scope: Scope | None = None) -> int:
-        """Compute the name vectors of the concepts written without them (of one user, or
-        everyone's), in batches; returns how many were computed. The embedding runs without the
-        store's lock (unless the caller holds it): reads and writes go on beside it."""
+    def embed_names(self, scope: Scope | None = None, *, picked_at: int | None = None) -> int:
+        """Compute the name vectors due (of one user, or everyone's: ``due_vector``; with
+        ``picked_at``, those of picked concepts that many facts carry too), in batches; returns
+        how many were computed. The embedding runs without the store's lock (unless the caller
+        holds it): reads and writes go on beside it."""
         with self._lock:
             self.flush(scope)  # everyone's, for scope None
             if scope is None:
                 self._waiting = 0
-            todo = self.store.unembedded_concepts(scope, min_count=self.min_count)
+            at = self.min_count if picked_at is None else picked_at
+            todo = self.store.unembedded_concepts(scope, picked_at=at)
         background = self._behind.in_writer()
         for i in range(0, len(todo), 256):
             if background and self._behind.stopped:  # closing: the closer computes what is left
@@ -515,9 +543,12 @@ class ConceptLinks:
         counts: dict[str, int] = {}
         pairs: dict[tuple[str, str], int] = {}
         last: dict[str, float] = {}
+        chosen: set[str] = set()  # a raw turn's concepts count as picked (the caller's too, here)
         for f in facts:
             cs = sorted(set(f.concepts))
             ts = f.last_seen_at.timestamp()
+            if f.kind != "turn":
+                chosen.update(cs)
             for c in cs:
                 counts[c] = counts.get(c, 0) + 1
                 last[c] = max(ts, last.get(c, ts))
@@ -534,13 +565,21 @@ class ConceptLinks:
                 [
                     (
                         self._cid(scope, n),
-                        {"name": n, "count": counts[n], "last_ts": last[n], "key": name_key(n), "vec": 0},
+                        {
+                            "name": n,
+                            "count": counts[n],
+                            "last_ts": last[n],
+                            "key": name_key(n),
+                            "vec": NO_VECTOR_YET if n in chosen else PICKED,
+                        },
                         None,
                     )
                     for n in new
                 ],
             )
-            self._waiting += sum(1 for n in new if self.due_vector(counts[n], None))
+            self._waiting += sum(
+                1 for n in new if self.due_vector(counts[n], NO_VECTOR_YET if n in chosen else PICKED)
+            )
             self.store.set_points(
                 self.store.concepts,
                 [
@@ -629,7 +668,9 @@ class ConceptLinks:
     def name_matches(self, scope: Scope, found: dict[str, float], vectors: Any) -> dict[str, float]:
         """Add to ``found`` the concept each n-gram vector is closest to, at or above the
         threshold (cosine: both sides are L2-normalised), by the engine over the user's name
-        vectors (those still to be computed are computed first)."""
+        vectors (those still to be computed are computed first: the picked names of one turn
+        too, which no batch embeds until a second turn says them; so a user's first fallback in
+        a process may embed many, and later ones only the names written since)."""
         if vectors is None or not len(vectors):
             return found
         with self._lock:
@@ -637,7 +678,7 @@ class ConceptLinks:
             u = self._user(scope)
             assert u is not None
             if not u.vectors_checked:
-                self.embed_names(scope)
+                self.embed_names(scope, picked_at=1)
                 u.vectors_checked = True
             for best in self.store.nearest_concepts(scope, list(vectors), self.match_threshold):
                 if best is not None:

@@ -5,11 +5,13 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 import pytest
+from _checks import _rows
 
 from mem_pipeline import Memory, MemoryConfig
 from mem_pipeline import links as links_module
 from mem_pipeline.concepts import LinkStats, expand, link_strength, pair_deltas, query_grams
 from mem_pipeline.models import Scope
+from mem_pipeline.store import PICKED
 
 NOTES = [
     ("The deploy timed out after the release.", ["Timeout", "deploy"]),
@@ -107,21 +109,32 @@ def test_timeout_retry_backoff_scenario_across_processes(tmp_path, embedder, clo
     m.close()
 
 
-def test_a_concept_earns_its_name_vector_once_two_facts_carry_it(tmp_path, embedder, clock) -> None:
-    """Name vectors serve the rare fallback match of a query's words; a concept of one fact
-    (two in three of LoCoMo's) gets none, and one gets its vector when a second fact carries it."""
+def test_a_picked_concept_earns_its_name_vector_once_two_turns_carry_it(tmp_path, embedder, clock) -> None:
+    """Name vectors serve the rare fallback match of a query's words. A concept chosen by an
+    extractor or the caller is embedded in the background at once; one the rules picked from
+    a raw turn's words (two in three of LoCoMo's are said once) once a second turn carries it,
+    or when a fallback match of that user needs every name."""
     path = str(tmp_path / "s")
+    picked = ["Rowing on the canal at dawn again.", "No rowing on the canal today, it froze."]
+    scope = Scope.of("dev")
     with Memory(config=MemoryConfig(path=path), embedder=embedder, clock=clock) as m:
-        _store_notes(m)  # timeout x2, retry x2, deploy x1, backoff x1
+        _store_notes(m)  # the caller's concepts
+        m.add(picked[0], user_id="dev", infer=False)
     with Memory(config=MemoryConfig(path=path), embedder=embedder, clock=clock) as m:
-        waiting = {p["name"] for _, p in m.store.unembedded_concepts(Scope.of("dev"))}
-        assert waiting == {"deploy", "backoff"}  # of one fact each: no vector
-        assert m.store.unembedded_concepts(Scope.of("dev"), min_count=2) == []
-        # "timed out" still finds "timeout", a concept of two facts, by its name vector
+        waiting = {p["name"] for _, p in m.store.unembedded_concepts(scope)}
+        assert waiting == {"rowing", "canal", "dawn"}  # the chosen ones were embedded on close
+        assert m.store.unembedded_concepts(scope, picked_at=2) == []  # each picked once: none due
+        m.add(picked[1], user_id="dev", infer=False)  # "canal" and "rowing" said twice now
+    with Memory(config=MemoryConfig(path=path), embedder=embedder, clock=clock) as m:
+        assert {p["name"] for _, p in m.store.unembedded_concepts(scope)} == {"dawn", "froze"}
+        # a fallback match embeds the user's names still waiting: "timed out" finds "timeout"
         assert "timeout" in m.search("it timed out", user_id="dev").query_concepts
-        m.add("Deploy again, with a backoff.", user_id="dev", infer=False, concepts=["deploy", "backoff"])
-    with Memory(config=MemoryConfig(path=path), embedder=embedder, clock=clock) as m:
-        assert m.store.unembedded_concepts(Scope.of("dev")) == []  # embedded on close, once due
+        assert m.store.unembedded_concepts(scope) == []
+        # a picked name chosen later (by the caller here) is due its vector at once
+        m.add("Ice on the canal again.", user_id="ann", infer=False)
+        assert {r["name"]: r["vec"] for r in _rows(m, m.store.concepts, "default", "ann")}["ice"] == PICKED
+        m.add("Skating on the ice.", user_id="ann", infer=False, concepts=["ice"])
+        assert {r["name"]: r["vec"] for r in _rows(m, m.store.concepts, "default", "ann")}["ice"] != PICKED
 
 
 def test_links_and_facts_read_whole_stay_in_step_with_writes(tmp_path, embedder, clock, monkeypatch) -> None:

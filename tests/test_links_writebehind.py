@@ -128,9 +128,8 @@ def test_a_process_that_dies_before_the_batch_is_completed_on_open(store_path, e
 
 def test_close_while_the_writer_embeds_names_is_clean(store_path, embedder, clock, caplog) -> None:
     m = Memory(config=MemoryConfig(path=store_path, link_write_delay=0.01), embedder=embedder, clock=clock)
-    for i in range(80):  # 120 concepts, each on two notes: the background writer embeds their names, unlocked
-        j = i % 40
-        m.add(f"Note {i}.", user_id="ana", infer=False, concepts=[f"topic{j}a", f"topic{j}b", f"topic{j}c"])
+    for i in range(40):  # 120 new concepts: the background writer embeds their names, unlocked
+        m.add(f"Note {i}.", user_id="ana", infer=False, concepts=[f"topic{i}a", f"topic{i}b", f"topic{i}c"])
     time.sleep(0.05)
     m.close()  # the writer stops between chunks; close computes what is left, then the store closes
     assert not any(r.levelname == "ERROR" for r in caplog.records), [r.getMessage() for r in caplog.records]

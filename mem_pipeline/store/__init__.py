@@ -35,7 +35,7 @@ from qdrant_client import QdrantClient
 from ..errors import InvalidInputError, StoreError, StoreLockedError
 from ..models import Scope
 from ._collections import SCHEMA_VERSION, metadata_conditions, scope_filter, user_filter
-from ._concepts import ConceptStore
+from ._concepts import NO_VECTOR_YET, PICKED, ConceptStore
 from ._edge import EdgeClient, is_edge_store, is_local_store, secure_tree
 from ._facts import FactStore
 from ._journal import JournalStore
@@ -45,6 +45,8 @@ from ._repair import RepairStore
 __all__ = [
     "DEFAULT_ENGINE",
     "ENGINES",
+    "NO_VECTOR_YET",
+    "PICKED",
     "SCHEMA_VERSION",
     "TURN_LINKS_VERSION",
     "Candidate",

@@ -22,6 +22,10 @@ __all__ = ["ConceptStore"]
 #: ``vec`` field and a vector
 NO_VECTOR_YET = 0
 HAS_VECTOR = 1
+#: ``vec`` of a concept without its name vector whose name was picked by rules from a raw
+#: turn's words, not chosen by an extractor or the caller: its vector is computed once enough
+#: current facts carry it (``ConceptLinks.due_vector``)
+PICKED = 2
 
 
 def _user_and(scope: Scope, *conds: models.Condition) -> models.Filter:
@@ -163,16 +167,23 @@ class ConceptStore(StoreBase):
         return counts, links
 
     def unembedded_concepts(
-        self, scope: Scope | None = None, *, min_count: int = 1
+        self, scope: Scope | None = None, *, picked_at: int = 1
     ) -> list[tuple[str, dict[str, Any]]]:
         """(id, payload) of the concepts (of one user, or everyone's) written without their
-        name vector, of those carried by at least ``min_count`` current facts."""
-        conds: list[models.Condition] = [
-            models.FieldCondition(key="vec", match=models.MatchValue(value=NO_VECTOR_YET))
-        ]
-        if min_count > 1:
-            conds.append(models.FieldCondition(key="count", range=models.Range(gte=float(min_count))))
-        flt = _user_and(scope, *conds) if scope is not None else models.Filter(must=conds)
+        name vector: all that were chosen, and those picked from a raw turn's words (``PICKED``)
+        that at least ``picked_at`` current facts carry."""
+        due = models.Filter(
+            should=[
+                models.FieldCondition(key="vec", match=models.MatchValue(value=NO_VECTOR_YET)),
+                models.Filter(
+                    must=[
+                        models.FieldCondition(key="vec", match=models.MatchValue(value=PICKED)),
+                        models.FieldCondition(key="count", range=models.Range(gte=float(picked_at))),
+                    ]
+                ),
+            ]
+        )
+        flt = _user_and(scope, due) if scope is not None else models.Filter(must=[due])
         return [(str(r.id), dict(r.payload or {})) for r in self._scroll(self.concepts, flt)]
 
     def set_concept_vectors(self, items: Sequence[tuple[str, Any]]) -> None:

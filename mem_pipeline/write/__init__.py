@@ -133,7 +133,18 @@ class Writer:
         found = {i for f in facts for i in f.source_turns}
         bare = set() if raw else {i for i, _ in turns if i not in found and i not in unread}
         turn_ids = self._write_turns(
-            scope, msgs, meta, turns, turn_concepts, turn_texts, turn_vecs, when, pending_id, result, bare
+            scope,
+            msgs,
+            meta,
+            turns,
+            turn_concepts,
+            turn_texts,
+            turn_vecs,
+            when,
+            pending_id,
+            result,
+            bare,
+            picked=not concepts,
         )
         if facts:
             fact_vecs = vectors[len(now) : len(now) + len(facts)]
@@ -168,10 +179,12 @@ class Writer:
         pending_id: str | None,
         result: AddResult,
         bare: set[int],
+        *,
+        picked: bool = False,
     ) -> dict[int, str]:
         """Store the turns; the id of each by its index in ``msgs`` (``bare``: the indexes of
         those the extractor found no fact in; a vector of None: the turn's waits for the
-        write-behind)."""
+        write-behind; ``picked``: their concepts were picked from their words, not given)."""
         ids: dict[int, str] = {}
         raw = result.extractor == "raw"
         decision = Decision("ADD", reason="turn")
@@ -215,6 +228,7 @@ class Writer:
                         repeat="keep" if pending_id is not None else "reinforce",
                         bare=i in bare,
                         about=about,
+                        picked=picked,
                     )
                     ids[i] = str(events[0].id)
                     (result.events if raw else result.turns).extend(events)

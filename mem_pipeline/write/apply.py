@@ -50,11 +50,13 @@ def apply_decision(
     repeat: str = "reinforce",
     bare: bool = False,
     about: str | None = None,
+    picked: bool = False,
 ) -> list[AddEvent]:
     """Carry out ``decision`` for one new fact, or raw turn (``origin == "raw"``); the events
     it makes. ``sources``: the ids of the turns a fact came from; ``slot``: the attribute it
     sets; ``bare``: a turn the extractor found no fact in (``StoredFact.bare``); ``about``: the
-    fact a new fact only answers a question about (``StoredFact.about``); ``vec`` None: a raw
+    fact a new fact only answers a question about (``StoredFact.about``); ``picked``: its concepts
+    were picked by rules from its words (``ConceptLinks.update``); ``vec`` None: a raw
     turn written without its dense vector, which the write-behind computes. An exact
     repeat of a stored fact or turn reinforces it, or with ``repeat="keep"`` (a retried add
     finding what it wrote the first time) is only reported."""
@@ -127,7 +129,7 @@ def apply_decision(
     store.upsert_facts([(stored, vec, embed_text, index_text)])
     if vec is None:  # a turn whose vector the write-behind computes (``ConceptLinks.dense``)
         parts.links.dense(scope, [(fid, embed_text)])
-    parts.links.update(scope, [], stored.concepts, when, fact_id=stored.id)
+    parts.links.update(scope, [], stored.concepts, when, fact_id=stored.id, picked=picked)
     events: list[dict[str, Any]] = [event_row(fid, "ADD", None, fact.text, now, reason=decision.reason)]
     out = [
         AddEvent(
