@@ -110,6 +110,11 @@ WHOLE_LINKS = 1024
 #: are read as a search meets it.
 WHOLE_FACTS = 1024
 
+#: A fallback match embeds at most this many of the user's picked names said only once, the
+#: latest said (a chat's store has fewer; a LoCoMo conversation has 800-1,400, 0.4-0.8 s
+#: to embed, whose turns the text search finds anyway)
+FALLBACK_PICKED = 256
+
 #: the ``facts`` entry of a concept read whole: every current fact that carries it
 _ALL = sys.maxsize
 _NO_FACTS: tuple[int, list[str]] = (_ALL, [])
@@ -506,17 +511,25 @@ class ConceptLinks:
                 if len(u.links_stale) > WHOLE_LINKS:  # many changed since: read them whole again
                     u.links_whole = None
 
-    def embed_names(self, scope: Scope | None = None, *, picked_at: int | None = None) -> int:
+    def embed_names(
+        self, scope: Scope | None = None, *, picked_at: int | None = None, picked_most: int | None = None
+    ) -> int:
         """Compute the name vectors due (of one user, or everyone's: ``due_vector``; with
-        ``picked_at``, those of picked concepts that many facts carry too), in batches; returns
-        how many were computed. The embedding runs without the store's lock (unless the caller
-        holds it): reads and writes go on beside it."""
+        ``picked_at``, those of picked concepts that many facts carry too, at most
+        ``picked_most`` of them that are not due, the latest said), in batches; returns how many
+        were computed. The embedding runs without the store's lock (unless the caller holds
+        it): reads and writes go on beside it."""
         with self._lock:
             self.flush(scope)  # everyone's, for scope None
             if scope is None:
                 self._waiting = 0
             at = self.min_count if picked_at is None else picked_at
             todo = self.store.unembedded_concepts(scope, picked_at=at)
+            if picked_most is not None:
+                due = [t for t in todo if self.due_vector(int(t[1].get("count", 0)), t[1].get("vec"))]
+                early = [t for t in todo if not self.due_vector(int(t[1].get("count", 0)), t[1].get("vec"))]
+                early.sort(key=lambda t: -float(t[1].get("last_ts", 0.0)))
+                todo = due + early[:picked_most]
         background = self._behind.in_writer()
         for i in range(0, len(todo), 256):
             if background and self._behind.stopped:  # closing: the closer computes what is left
@@ -668,9 +681,9 @@ class ConceptLinks:
     def name_matches(self, scope: Scope, found: dict[str, float], vectors: Any) -> dict[str, float]:
         """Add to ``found`` the concept each n-gram vector is closest to, at or above the
         threshold (cosine: both sides are L2-normalised), by the engine over the user's name
-        vectors (those still to be computed are computed first: the picked names of one turn
-        too, which no batch embeds until a second turn says them; so a user's first fallback in
-        a process may embed many, and later ones only the names written since)."""
+        vectors (those still to be computed are computed first, with the latest
+        :data:`FALLBACK_PICKED` picked names said once, which no batch embeds until a second
+        turn says them; later fallbacks embed those written since)."""
         if vectors is None or not len(vectors):
             return found
         with self._lock:
@@ -678,7 +691,7 @@ class ConceptLinks:
             u = self._user(scope)
             assert u is not None
             if not u.vectors_checked:
-                self.embed_names(scope, picked_at=1)
+                self.embed_names(scope, picked_at=1, picked_most=FALLBACK_PICKED)
                 u.vectors_checked = True
             for best in self.store.nearest_concepts(scope, list(vectors), self.match_threshold):
                 if best is not None:
