@@ -137,6 +137,19 @@ def test_a_picked_concept_earns_its_name_vector_once_two_turns_carry_it(tmp_path
         assert {r["name"]: r["vec"] for r in _rows(m, m.store.concepts, "default", "ann")}["ice"] != PICKED
 
 
+def test_a_fallback_match_embeds_only_the_latest_picked_names(tmp_path, embedder, clock, monkeypatch) -> None:
+    """A large store's first fallback match does not embed every name said once: at most
+    ``FALLBACK_PICKED`` of them, the latest said."""
+    monkeypatch.setattr(links_module, "FALLBACK_PICKED", 2)
+    days = [datetime(2026, 1, d, tzinfo=timezone.utc) for d in (1, 2, 3)]
+    with Memory(config=MemoryConfig(path=str(tmp_path / "s")), embedder=embedder, clock=clock) as m:
+        for text, day in zip(["Kayaking on Sunday.", "Pottery class tonight.", "Bought a ukulele."], days):
+            m.add(text, user_id="ana", infer=False, timestamp=day)
+        m.search("any news about my pup?", user_id="ana")  # names no concept: the fallback
+        left = [p for _, p in m.store.unembedded_concepts(Scope.of("ana"))]
+        assert left and all(p["last_ts"] == days[0].timestamp() for p in left)  # the two latest embedded
+
+
 def test_links_and_facts_read_whole_stay_in_step_with_writes(tmp_path, embedder, clock, monkeypatch) -> None:
     """A user's followable links and facts' concepts, read whole on the first search, follow the
     writes after it: a later search expands and associates as a new process does, whether that
