@@ -126,6 +126,21 @@ def test_a_process_that_dies_before_the_batch_is_completed_on_open(store_path, e
     assert any("repairing an interrupted" in r.getMessage() for r in caplog.records)
 
 
+def test_settle_does_now_what_the_writer_would_do_next(store_path, embedder, clock) -> None:
+    """``settle`` writes every user's waiting batch and the name vectors then due, in the
+    caller's thread (``eval.compare_mem0`` bills each add with it)."""
+    # a long delay: the background writer never gets to it first
+    config = MemoryConfig(path=store_path, link_write_delay=60)
+    with Memory(config=config, embedder=embedder, clock=clock) as m:
+        for i in range(70):  # 70 chosen concepts: more than a batch of names
+            m.add(f"Note {i}.", user_id="ana", infer=False, concepts=[f"topic{i}"])
+        assert not m.parts.links.settled()
+        m.parts.links.settle()
+        assert m.parts.links.settled()
+        assert m.store.unembedded_concepts() == []
+        assert len(concept_counts(m, "default", "ana")) == 70
+
+
 def test_close_while_the_writer_embeds_names_is_clean(store_path, embedder, clock, caplog) -> None:
     m = Memory(config=MemoryConfig(path=store_path, link_write_delay=0.01), embedder=embedder, clock=clock)
     for i in range(40):  # 120 new concepts: the background writer embeds their names, unlocked
