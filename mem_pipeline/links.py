@@ -418,6 +418,7 @@ class ConceptLinks:
         ids = {name: self._cid(scope, name) for name in concepts}
         have = self.store.get_points(self.store.concepts, list(ids.values()), scope)
         new = [n for n, (d, _) in concepts.items() if d > 0 and ids[n] not in have]
+        marks = {n: NO_VECTOR_YET if n in chosen else PICKED for n in new}
         self.store.put_points(
             self.store.concepts,
             scope,
@@ -429,17 +430,15 @@ class ConceptLinks:
                         "count": int(concepts[n][0]),
                         "last_ts": concepts[n][1] or ts,
                         "key": name_key(n),
-                        "vec": NO_VECTOR_YET if n in chosen else PICKED,
+                        "vec": marks[n],
                     },
                     None,
                 )
                 for n in new
             ],
         )
-        self._waiting += sum(
-            1 for n in new if self.due_vector(int(concepts[n][0]), NO_VECTOR_YET if n in chosen else PICKED)
-        )
-        if u is not None and any(n not in chosen for n in new):
+        self._waiting += sum(1 for n in new if self.due_vector(int(concepts[n][0]), marks[n]))
+        if u is not None and PICKED in marks.values():
             u.vectors_checked = False  # a fallback match embeds these picked names first
         updates, gone = [], []
         counts: dict[str, float] = {n: float(concepts[n][0]) for n in new}
@@ -455,15 +454,15 @@ class ConceptLinks:
                 last = p.get("last_ts", ts)
                 if added is not None:
                     last = max(added, last)
-                vec = p.get("vec")
+                was, vec = p.get("vec"), p.get("vec")
                 if vec == PICKED and n in chosen:  # chosen now: its vector is due at once
                     vec = NO_VECTOR_YET
                 fields: dict[str, Any] = {"count": count, "last_ts": last}
-                if vec != p.get("vec"):
+                if vec != was:
                     fields["vec"] = vec
-                if fields != {"count": int(p.get("count", 0)), "last_ts": p.get("last_ts")}:
+                if count != int(p.get("count", 0)) or last != p.get("last_ts") or vec != was:
                     updates.append((ids[n], fields))
-                if self.due_vector(count, vec) and not self.due_vector(int(p.get("count", 0)), p.get("vec")):
+                if self.due_vector(count, vec) and not self.due_vector(int(p.get("count", 0)), was):
                     self._waiting += 1  # due its name vector now
                 counts[n] = float(count)
         self.store.set_points(self.store.concepts, updates)
@@ -526,8 +525,10 @@ class ConceptLinks:
             at = self.min_count if picked_at is None else picked_at
             todo = self.store.unembedded_concepts(scope, picked_at=at)
             if picked_most is not None:
-                due = [t for t in todo if self.due_vector(int(t[1].get("count", 0)), t[1].get("vec"))]
-                early = [t for t in todo if not self.due_vector(int(t[1].get("count", 0)), t[1].get("vec"))]
+                due: list[tuple[str, dict[str, Any]]] = []
+                early: list[tuple[str, dict[str, Any]]] = []
+                for t in todo:
+                    (due if self.due_vector(int(t[1].get("count", 0)), t[1].get("vec")) else early).append(t)
                 early.sort(key=lambda t: -float(t[1].get("last_ts", 0.0)))
                 todo = due + early[:picked_most]
         background = self._behind.in_writer()
@@ -572,6 +573,7 @@ class ConceptLinks:
             have = self.store.user_points(self.store.concepts, scope)
             ids = {self._cid(scope, n): n for n in counts}
             new = [n for i, n in ids.items() if i not in have]
+            marks = {n: NO_VECTOR_YET if n in chosen else PICKED for n in new}
             self.store.put_points(
                 self.store.concepts,
                 scope,
@@ -583,16 +585,14 @@ class ConceptLinks:
                             "count": counts[n],
                             "last_ts": last[n],
                             "key": name_key(n),
-                            "vec": NO_VECTOR_YET if n in chosen else PICKED,
+                            "vec": marks[n],
                         },
                         None,
                     )
                     for n in new
                 ],
             )
-            self._waiting += sum(
-                1 for n in new if self.due_vector(counts[n], NO_VECTOR_YET if n in chosen else PICKED)
-            )
+            self._waiting += sum(1 for n in new if self.due_vector(counts[n], marks[n]))
             self.store.set_points(
                 self.store.concepts,
                 [
