@@ -191,24 +191,25 @@ def test_hostile_stored_text_comes_back_as_text_on_every_page(ui: UI) -> None:
 
 def test_a_key_sees_only_its_scope_on_every_route_whatever_the_url_says(ui: UI) -> None:
     ana, bob = ui.key("acme", "ana"), ui.key("acme", "bob")
+    # the codes are not hex: a fact id (which an error names) may hold "2222" by chance
     tenant, stranger = ui.key("acme"), ui.key("other")
-    fa = ui.memory.add("Ana's locker code is 1111.", user_id="ana", tenant="acme", infer=False).ids[0]
-    fb = ui.memory.add("Bob's locker code is 2222.", user_id="bob", tenant="acme", infer=False).ids[0]
-    fc = ui.memory.add("Carl's locker code is 3333.", user_id="carl", tenant="other", infer=False).ids[0]
+    fa = ui.memory.add("Ana's locker code is K1111.", user_id="ana", tenant="acme", infer=False).ids[0]
+    fb = ui.memory.add("Bob's locker code is K2222.", user_id="bob", tenant="acme", infer=False).ids[0]
+    fc = ui.memory.add("Carl's locker code is K3333.", user_id="carl", tenant="other", infer=False).ids[0]
     # a user key: another user's fact is not there (404, as for an id that never existed)
     for method, path, body in _routes(fb):
         if "forget" in path or "retry" in path:
             continue
         r = ui.get(ana, path) if method == "GET" else ui.post(ana, path, body)
-        assert "2222" not in r.text, (method, path)
+        assert "K2222" not in r.text, (method, path)
         if "/fact/" in path:
             assert r.status_code == 404, (method, path, r.status_code)
-    assert ui.memory.get(fb, user_id="bob", tenant="acme").text == "Bob's locker code is 2222."
+    assert ui.memory.get(fb, user_id="bob", tenant="acme").text == "Bob's locker code is K2222."
     # naming another user or tenant in the URL is refused, not obeyed
     for params in ({"user_id": "bob"}, {"tenant": "other"}, {"user_id": "carl", "tenant": "other"}):
         for path in [*_GETS, f"/ui/api/fact/{fb}"]:
             r = ui.get(ana, path, **params)
-            assert r.status_code == 403 and "2222" not in r.text and "3333" not in r.text, (path, params)
+            assert r.status_code == 403 and "K2222" not in r.text and "K3333" not in r.text, (path, params)
     assert (
         ui.client.get(
             "/ui/api/memories?user_id=ana&user_id=bob", headers={"Authorization": f"Bearer {ana}"}
@@ -216,18 +217,17 @@ def test_a_key_sees_only_its_scope_on_every_route_whatever_the_url_says(ui: UI) 
         == 400
     )
     assert ui.get(ana, "/ui/api/users").text == '<option value="ana"></option>'
-    assert (
-        "1111" in ui.get(ana, "/ui/api/memories").text and "1111" not in ui.get(bob, "/ui/api/memories").text
-    )
+    assert "K1111" in ui.get(ana, "/ui/api/memories").text
+    assert "K1111" not in ui.get(bob, "/ui/api/memories").text
     # a tenant key picks users of its tenant only
     assert ui.get(tenant, "/ui/api/memories").status_code == 422  # which user?
     users = ui.get(tenant, "/ui/api/users").text
     assert "ana" in users and "bob" in users and "carl" not in users
-    assert "2222" in ui.get(tenant, "/ui/api/memories", user_id="bob").text
+    assert "K2222" in ui.get(tenant, "/ui/api/memories", user_id="bob").text
     assert ui.get(tenant, f"/ui/api/fact/{fc}", user_id="carl").status_code == 404
-    assert "3333" not in ui.get(tenant, "/ui/api/memories", user_id="carl").text
+    assert "K3333" not in ui.get(tenant, "/ui/api/memories", user_id="carl").text
     assert ui.get(tenant, "/ui/api/memories", user_id="carl", tenant="other").status_code == 403
-    assert "3333" not in ui.get(stranger, "/ui/api/search", user_id="ana", q="locker code", weak="1").text
+    assert "K3333" not in ui.get(stranger, "/ui/api/search", user_id="ana", q="locker code", weak="1").text
     # forgetting needs the user id typed exactly, and forgets that user only
     assert ui.post(tenant, "/ui/api/forget", {"confirm": "ana "}, user_id="ana").status_code == 422
     assert ui.post(tenant, "/ui/api/forget", {"confirm": "bob"}, user_id="ana").status_code == 422
