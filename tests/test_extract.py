@@ -276,6 +276,15 @@ def test_remainder_keeps_the_clauses_a_correction_does_not_touch() -> None:
         remainder("i'm a pharmacist in pune, been doing it 6 yrs now", lambda c: bool(pune.search(c)), "pune")
         == "I'm a pharmacist, been doing it 6 yrs now."
     )
+    # a subject of two opens the sentence: no clause of its own; a place is cut by its own
+    # words, not the ones after it
+    lisbon = re.compile(r"\bLisbon\b")
+    assert (
+        remainder(
+            "Joost and I are going to Lisbon for a long weekend.", lambda c: bool(lisbon.search(c)), "Lisbon"
+        )
+        == "Joost and I are going for a long weekend."
+    )
     rennes = re.compile(r"\bRennes\b")
     # without its place, "My sister Clara lives" says nothing: replaced whole
     assert remainder("My sister Clara lives in Rennes.", lambda c: bool(rennes.search(c)), "Rennes") is None

@@ -491,3 +491,49 @@ def test_how_one_wants_to_be_addressed_is_one_value_at_a_time(memory: Memory) ->
     assert slot_of("Call me tomorrow at 5") is None and slot_of("call me when you land") is None
     dropped = slot_of("We've been talking for months now, you can drop the title.")
     assert dropped is not None and dropped.family == "address"
+
+
+def test_a_question_about_a_relation_finds_what_is_later_said_of_them_by_name(memory: Memory) -> None:
+    """ "My wife Ngozi is a midwife", months later "Ngozi swapped the ward for a lecturing job":
+    the second names no wife and embeds far from "what does my wife do for work?", but the
+    name the user gave the wife is hers, and the later fact is the answer."""
+    _say(memory, "My wife Ngozi is a midwife at St Thomas', so she's on nights half the month.")
+    memory.add(
+        [
+            {
+                "role": "assistant",
+                "content": "That's demanding work. How do you two manage the night shifts?",
+            },
+            {"role": "user", "content": "Lots of coffee and a shared calendar. We live in Brixton."},
+        ],
+        user_id="u",
+        timestamp=T0 + timedelta(minutes=5),
+    )
+    memory.add(
+        "Ngozi swapped the ward for a lecturing job at King's College in March, daytime hours at last.",
+        user_id="u",
+        timestamp=T0 + timedelta(days=150),
+    )
+    hits = memory.search("What does my wife do for work?", user_id="u", now=T0 + timedelta(days=151)).hits
+    assert "King's College" in hits[0].text
+    from mem_pipeline.text.slots import relation_names
+
+    assert relation_names("my big sister ngozi is a midwife in leicester", "sister") == ["ngozi"]
+    assert relation_names("My wife, Folake, teaches chemistry.", "wife") == ["folake"]
+    assert relation_names("my wife teaches chemistry and I build", "wife") == []
+    assert relation_names("My wife and I live in Yaba.", "wife") == []
+
+
+def test_a_correction_is_found_by_the_words_of_the_fact_it_replaced(memory: Memory) -> None:
+    """The successor's lexical entry holds its predecessor's words as context: "violin"
+    reaches the new lesson day although the correction says only "lesson"."""
+    memory.add("Freya's violin lesson is on Wednesday at 4.", user_id="u", timestamp=T0)
+    later = memory.add(
+        "Actually Freya's lesson moved, it is on Thursday at 4 now.",
+        user_id="u",
+        timestamp=T0 + timedelta(days=30),
+    )
+    assert [e.event for e in later.events][:1] == ["SUPERSEDE"], later.events
+    hits = memory.search("violin", user_id="u", now=T0 + timedelta(days=31), min_score=0).hits
+    new = next(h for h in hits if "Thursday" in h.text and h.kind == "fact")
+    assert new.parts.lexical > 0

@@ -19,7 +19,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -27,8 +28,9 @@ from .._parts import Parts
 from ..models import Scope
 from ..recall import Hit, Recall, Source
 from ..store import Candidate, VectorLike
+from ..text.lexical import sparse_query
 from ..text.phrases import about_person
-from ..text.slots import asked_relation, names_relation
+from ..text.slots import asked_relation, relation_names, speaks_of
 from .associate import Reach, pick, reach
 from .hits import hit_of, score_parts
 from .newer import set_aside
@@ -47,6 +49,11 @@ from .rank import (
 
 __all__ = ["Reader"]
 
+
+#: How many facts that say a relation's word are read for the names it was given, and how
+#: many names a question about it takes (``Reader._named_as``).
+NAMED_AS_POOL = 20
+MAX_NAMES = 3
 
 #: The least confidence of a fact that sets the slot a question asks about (``_relevant``).
 SLOT_CONFIDENCE = 0.5
@@ -94,6 +101,10 @@ class Reader:
             if grams is not None:
                 qc = parts.links.name_matches(scope, qc, grams)
             qc, boost, found = self._concepts(scope, qc, expanding, at) if qc else (qc, {}, None)
+            relation = asked_relation(text)
+            known = self._named_as(scope, relation) if relation is not None else ()
+            if known and q.sparse is not None:
+                q = dataclasses.replace(q, sparse=sparse_query(" ".join([text, *known])))
             cands = self._candidates(
                 scope, q, vec, max(limit * cfg.pool_per_hit, cfg.candidate_pool), filters, include_invalid
             )
@@ -116,6 +127,7 @@ class Reader:
                 people=q.people,
                 slot=q.slot,
                 slot_boost=cfg.slot_boost,
+                named=speaks_of(relation, known) if relation is not None else None,
                 current_boost=cfg.current_boost if q.asks_now else 0.0,
                 memo=self.rows,
                 concepts=boost,
@@ -123,7 +135,7 @@ class Reader:
                 top=3 * limit,  # all that the floor reads and a search returns from
             )
             about = about_person(q.text, bool(q.named)) or bool(qc)
-            ranked = self._relevant(ranked, about, floor, 3 * limit, q.slot, q.text)
+            ranked = self._relevant(ranked, about, floor, 3 * limit, q.slot, q.text, known)
             aside: dict[str, str] = {}
             # only for a question to the asker about their present: one about the past, a date
             # or someone else (LoCoMo's "what did Caroline research?") keeps every earlier item
@@ -176,6 +188,7 @@ class Reader:
         scan: int,
         slot: str | None = None,
         question: str = "",
+        known: Sequence[str] = (),
     ) -> list[Ranked]:
         """The ranked candidates with their confidence (for the first ``scan``, which is all a
         search returns from). With a ``floor``: none at all when the best of them is below it
@@ -187,16 +200,18 @@ class Reader:
         ("which city is defne in?" and "My girlfriend Defne ...") is about it too, and so is
         a fact that speaks of the relation a question asks about ("what's my husband called?"
         and "My husband Anselm and I run a goat farm ...": ``text.slots.names_relation``), at
-        least :data:`SLOT_CONFIDENCE` too. A turn the
+        least :data:`SLOT_CONFIDENCE` too, and so is a fact that names the person by a name
+        the user gave the relation (``known``: "Ngozi swapped the ward..."). A turn the
         extractor found no fact in (``StoredFact.bare``) never passes the ``floor`` alone."""
         cfg = self.parts.config
         relation = asked_relation(question) if question else None
+        named = speaks_of(relation, known) if relation is not None else None
         out = []
         for r in ranked[:scan]:
             held = about or (bool(question) and names_asked(question, r.text))
             conf = confidence(r.cand.dense or 0.0, held, cfg.confidence_weights)
             if (slot is not None and sets_slot(r.cand.payload, slot)) or (
-                relation is not None and r.cand.kind == "fact" and names_relation(r.text, relation)
+                named is not None and r.cand.kind == "fact" and named(r.text)
             ):
                 conf = max(conf, SLOT_CONFIDENCE)
             r.parts = r.parts._replace(confidence=conf)
@@ -209,6 +224,27 @@ class Reader:
         if max((r.parts.confidence for r in out if not r.cand.payload.get("bare")), default=0.0) < floor:
             return []
         return [r for r in out if r.parts.confidence >= cfg.hit_floor]
+
+    def _named_as(self, scope: Scope, relation: str) -> list[str]:
+        """The names the user gave their ``relation`` in what they said, superseded facts too
+        (``text.slots.relation_names``: "My wife Ngozi is a midwife" -> "ngozi"): one lexical
+        query for the relation's word over the scope's facts. A question about the relation
+        ("what does my wife do for work?") is then also one about the person by name, which is
+        how a later statement speaks of them ("Ngozi swapped the ward for a lecturing job")."""
+        found = self.parts.store.search(
+            scope,
+            dense=None,
+            sparse=sparse_query(relation),
+            limit=NAMED_AS_POOL,
+            include_invalid=True,
+            kind="fact",
+        )
+        names: list[str] = []
+        for c in found:
+            for n in relation_names(str(c.payload.get("text", "")), relation):
+                if n not in names:
+                    names.append(n)
+        return names[:MAX_NAMES]
 
     def _newer(
         self, ranked: list[Ranked], similar: float, broad: bool

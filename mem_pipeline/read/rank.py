@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -197,6 +197,7 @@ def rank(
     people: frozenset[str] = frozenset(),
     slot: str | None = None,
     slot_boost: float = 0.0,
+    named: Callable[[str], bool] | None = None,
     current_boost: float = 0.0,
     memo: Rows | None = None,
     concepts: Mapping[str, float] | None = None,
@@ -232,7 +233,10 @@ def rank(
       working?" and "Retired since 2022": the user's work) ranks above every other candidate,
       in its own order among such facts: its relevance becomes ``best + boost x (best + r) /
       2``. Not a factor: the scaled relevance of the least similar candidate is 0, and the
-      embedding may well put "Retired" furthest from "working".
+      embedding may well put "Retired" furthest from "working". So does a fact whose text
+      is ``named`` (for a question about a relation of the asker's: it names the relation or a
+      name the user gave it, "My wife Ngozi ..." and "Ngozi swapped the ward ..." for "what does
+      my wife do for work?"), with the same ``slot_boost``.
     """
     rows = memo(candidates) if memo is not None else [row_of(c.payload) for c in candidates]
     rel = fuse([c.dense for c in candidates], [c.lexical for c in candidates], dense_weight=dense_weight)
@@ -261,6 +265,12 @@ def rank(
         rel = [
             best + slot_boost * (best + r) / 2 if sets_slot(c.payload, slot) else r
             for c, r in zip(candidates, rel)
+        ]
+    if named is not None and slot_boost:
+        best = max(rel, default=0.0)
+        rel = [
+            best + slot_boost * (best + r) / 2 if c.kind == "fact" and named(w.text) else r
+            for c, w, r in zip(candidates, rows, rel)
         ]
     if session_boost:
         rel = _session_lift(rows, rel, session_boost)

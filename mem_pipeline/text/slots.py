@@ -16,6 +16,7 @@ only when the statement says so ("now", "switched", "no longer").
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .lexical import content_words
@@ -36,10 +37,12 @@ __all__ = [
     "changes",
     "is_attribute",
     "names_relation",
+    "relation_names",
     "says_change",
     "says_current",
     "says_ended",
     "slot_of",
+    "speaks_of",
     "states_value",
     "tells_end",
     "tells_history",
@@ -345,6 +348,49 @@ def names_relation(text: str, relation: str) -> bool:
     """Whether ``text`` speaks of one's own ``relation`` ("My husband Anselm and I run a goat
     farm", "our dog"): what a question about that relation asks about."""
     return any(m.group(1).lower() == relation for m in _MY_RELATION.finditer(text))
+
+
+#: The name said right after a relation ("my wife Ngozi", "my big sister ngozi is a midwife"):
+#: a capitalised word, or in lowercase texting one that a verb or a comma follows.
+_GIVEN_NAME = re.compile(
+    r"\s*,?\s*(?:(?-i:([A-Z][a-z][\w'’-]*))|([a-z][a-z'’-]+)(?=\s*(?:,|['’]s\b|\s(?:is|was|has|had|and|lives|"
+    r"works|just|got|moved|started|left|turned|loves|hates|does|did|will|can|teaches|runs)\b)))",
+    re.IGNORECASE,
+)
+_NOT_A_NAME = frozenset(
+    "and but is was has had who just also still now always never really finally too said says got lives "
+    "works does did will can the a an he she they it we i me you to in at on for with of".split()
+)
+
+
+def relation_names(text: str, relation: str) -> list[str]:
+    """The names ``text`` gives one's own ``relation``, lowercased: "My wife Ngozi is a midwife"
+    -> ["ngozi"] for "wife"; "my big sister ngozi is a midwife" -> ["ngozi"]; "my wife teaches
+    chemistry" -> []. What lets a question about the relation ("what does my wife do?") find what
+    is later said of the person by name alone ("Ngozi swapped the ward for a lecturing job")."""
+    out: list[str] = []
+    for m in _MY_RELATION.finditer(text):
+        if m.group(1).lower() != relation:
+            continue
+        n = _GIVEN_NAME.match(text, m.end())
+        name = n and (n.group(1) or n.group(2))
+        if name and name.lower() not in _NOT_A_NAME and name.lower() not in out:
+            out.append(name.lower())
+    return out
+
+
+def speaks_of(relation: str, names: Sequence[str] = ()) -> Callable[[str], bool]:
+    """Whether a text speaks of one's own ``relation`` (:func:`names_relation`) or names it by
+    one of ``names`` (:func:`relation_names`, lowercased): what a question about the relation
+    asks about."""
+    by_name = (
+        re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b", re.IGNORECASE) if names else None
+    )
+
+    def said(text: str) -> bool:
+        return names_relation(text, relation) or (by_name is not None and by_name.search(text) is not None)
+
+    return said
 
 
 def tells_history(text: str) -> bool:

@@ -15,6 +15,7 @@ from .._inputs import MAX_CONCEPTS
 from .._parts import Parts, event_row
 from ..models import AddEvent, ExtractedFact, Kind, Scope, StoredFact, new_fact_id
 from ..store import VectorLike, legacy_id, repeat_key
+from ..text.lexical import as_context
 from ..text.phrases import candidate_phrases, normalize_concept
 from ..text.slots import slot_of, tells_end
 from ..text.voice import first_person
@@ -30,6 +31,17 @@ def embed_text(text: str, subject: str | None) -> str:
     lives in Cork" -> "I live in Cork"; ``text.voice.first_person``), so that it compares with
     the user's questions and turns; a fact about a named person as it is ("Caroline went...")."""
     return first_person(text) if subject in (None, "the user") else text
+
+
+def inherited_words(replaced: Sequence[StoredFact], index_text: str) -> str:
+    """The lexical entry of a fact that supersedes ``replaced``: its own, with their words lent
+    as context (``text.lexical.as_context``, counted half). A correction answers the questions
+    its predecessor answered, and those questions use the predecessor's words: "My wife Ngozi
+    is a midwife", then "Ngozi swapped the ward for a lecturing job" is what "what does my wife
+    do for work?" asks for, and only the old fact says "wife". The dense vector stays the
+    fact's own."""
+    lent = [as_context(embed_text(old.text, old.metadata.get("speaker"))) for old in replaced]
+    return "\n".join([*lent, index_text])
 
 
 def apply_decision(
@@ -107,6 +119,8 @@ def apply_decision(
     index_text, reply_to = embed_text, None
     if origin == "raw":
         index_text, reply_to = place_turn(parts, scope, fid, fact.text, embed_text, meta, recent, asked)
+    if decision.action == "SUPERSEDE" and decision.target is not None:
+        index_text = inherited_words((decision.target, *decision.also), index_text)
     stored = StoredFact(
         id=fid,
         text=fact.text,

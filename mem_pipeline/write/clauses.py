@@ -54,8 +54,13 @@ def instead(text: str, name: str) -> str | None:
 
 
 #: Who "we" are, said beside the verb, between commas or at the end ("We live in Bergen, my
-#: wife and I, in a wooden house"): no clause of its own.
-PAIR = re.compile(r"\b(?:my|our) [\w-]+(?: [A-Z][\w-]+)? and (?:i|me)\b(?=\s*(?:[,.;!]|$))", re.IGNORECASE)
+#: wife and I, in a wooden house"), or as the subject a sentence opens on ("Joost and I are
+#: going to Lisbon", "My sister Ana and I run a stall"): no clause of its own.
+PAIR = re.compile(
+    r"\b(?:my|our) [\w-]+(?: [A-Z][\w-]+)? and (?:i|me)\b(?=\s*(?:[,.;!]|$))"
+    r"|(?:^|(?<=[.!?;]\s))(?:(?:my|our) [\w-]+ )?(?-i:[A-Z][\w'’-]+) and (?-i:I)\b",
+    re.IGNORECASE,
+)
 
 #: A number, or a day of the month by its ordinal ("the 12th").
 ORDINAL = re.compile(r"(\d+)(?:st|nd|rd|th)?")
@@ -250,9 +255,10 @@ def remainder(
             dropped = False
             continue
         if value is not None:
-            rest = re.sub(
-                rf"\s*{_PLACE}{re.escape(value)}\b(?:\s+(?:&\s+)?[A-Z][\w'’-]*)*", "", clause, flags=re.I
-            )
+            # the place's own name runs on in capitals ("at Baker & Moss", "the aldi in Govan"),
+            # not into the words after it ("to Lisbon for a long weekend")
+            name = rf"{re.escape(value)}\b(?:\s+(?:&\s+|(?:in|at|of)\s+)?(?-i:[A-Z])[\w'’-]*)*"
+            rest = re.sub(rf"\s*{_PLACE}{name}", "", clause, flags=re.I)
             if (
                 rest != clause
                 and not touched(rest)
