@@ -255,9 +255,13 @@ def remainder(
             dropped = False
             continue
         if value is not None:
-            # the place's own name runs on in capitals ("at Baker & Moss", "the aldi in Govan"),
-            # not into the words after it ("to Lisbon for a long weekend")
-            name = rf"{re.escape(value)}\b(?:\s+(?:&\s+|(?:in|at|of)\s+)?(?-i:[A-Z])[\w'’-]*)*"
+            # the place's own name runs on in capitals ("at Baker & Moss") and takes where it is
+            # along, up to three words before a stop ("the aldi in Govan, ...", "the lidl on
+            # hessle road, ..."), not the words after it ("to Lisbon for a long weekend")
+            name = (
+                rf"{re.escape(value)}\b(?:\s+(?:&\s+)?(?-i:[A-Z])[\w'’-]*)*"
+                r"(?:\s+(?:in|at|on|of|near)\s+[\w'’-]+(?:\s+[\w'’-]+){0,2}(?=\s*(?:[,;.!?]|$)))?"
+            )
             rest = re.sub(rf"\s*{_PLACE}{name}", "", clause, flags=re.I)
             if (
                 rest != clause
