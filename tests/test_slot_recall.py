@@ -537,3 +537,24 @@ def test_a_correction_is_found_by_the_words_of_the_fact_it_replaced(memory: Memo
     hits = memory.search("violin", user_id="u", now=T0 + timedelta(days=31), min_score=0).hits
     new = next(h for h in hits if "Thursday" in h.text and h.kind == "fact")
     assert new.parts.lexical > 0
+
+
+def test_a_workplace_one_started_at_or_went_back_to_sets_the_work_slot(memory: Memory) -> None:
+    """ "Started at the public library in Observatory" after "I'm a barista at Copper Kettle" and
+    "Quit the café!": the new workplace answers "where do I work?", not the job that ended."""
+    from mem_pipeline.text.slots import slot_of
+
+    memory.add("I'm a barista at Copper Kettle on Bree Street, 6am starts.", user_id="u", timestamp=T0)
+    memory.add(
+        "Quit the café! Started at the public library in Observatory last week, shelving.",
+        user_id="u",
+        timestamp=T0 + timedelta(days=120),
+    )
+    hits = memory.search("Where do I work?", user_id="u", now=T0 + timedelta(days=121)).hits
+    assert "library" in hits[0].text
+    for said in ("I'm back at IKEA on my old team.", "First week at Dangote done, site safety manager now"):
+        found = slot_of(said)
+        assert found is not None and found.family == "work", said
+    for said in ("I started at 9 today", "I started at the gym in May", "back at uni next week"):
+        found = slot_of(said)
+        assert found is None or found.family != "work", said

@@ -203,6 +203,14 @@ _FAMILIES: list[tuple[str, re.Pattern[str]]] = [
             # a role one took up, whatever it is called ("started as a call handler", "got taken
             # on as a runner", "hired as a picker")
             r"|\b(?:started|starting|began|begun|hired|taken on|took a job|got a job|new job) as an? [\w-]+"
+            # a workplace one started at or went back to ("Started at the public library in
+            # Observatory", "back at IKEA, on my old team"), not a time, a place of study or a
+            # habit ("started at 9", "back at uni", "back at the gym"), and the first days of a
+            # job ("First week at Dangote done")
+            r"|\b(?:started|starting|began|(?:i['’]?m|i am|guess who['’]s) back) (?:work(?:ing)? )?at "
+            r"(?!(?:the |a |an )?(?:\d|(?:gym|uni|university|school|college|home|it|square|night|noon|"
+            r"midnight|dawn|first|last|beginning|zero|my|our|his|her|their)\b))(?:the |a |an )?[\w&'’-]+"
+            r"|\bfirst (?:day|week|shift|month)s? (?:done |over )?at (?!\d|(?:uni|school|college|the gym)\b)"
             # a business of one's own: "I run a little bakery in Bath", "I manage a garden centre",
             # "I have my own small restaurant here"
             r"|\b(?:i|we) (?:(?:run|manage|own|co-own|opened|set up) (?:my own |our own |a |an |the )|"
