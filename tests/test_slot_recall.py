@@ -558,3 +558,32 @@ def test_a_workplace_one_started_at_or_went_back_to_sets_the_work_slot(memory: M
     for said in ("I started at 9 today", "I started at the gym in May", "back at uni next week"):
         found = slot_of(said)
         assert found is None or found.family != "work", said
+
+
+def test_the_value_of_a_slot_said_last_leads_for_a_question_about_now() -> None:
+    """Two facts set where the user works; the slot lift puts both first in the order of their
+    words, and ``latest_in_slot`` puts the one said last first, with the lead's score; a fact of
+    no value ("Quit the café!") and the rest keep their places."""
+    from mem_pipeline.read.rank import latest_in_slot
+
+    found = [
+        _fact("old", "Started a new job at Tetra Pak in Lund.", "the user/work", T0 - timedelta(days=200)),
+        _fact("other", "Love it, great people.", "", T0 - timedelta(days=100)),
+        _fact("new", "I'm back at IKEA on my old kitchen team.", "the user/work", T0),
+    ]
+    found[0] = Candidate(id="old", payload=found[0].payload, dense=0.9, lexical=0.0)
+    ranked = rank(
+        found,
+        now=T0,
+        half_lives={},
+        dense_weight=1.0,
+        decay_floor=0.0,
+        use_decay=False,
+        slot="the user/work",
+        slot_boost=1.0,
+    )
+    assert [r.id for r in ranked] == ["old", "new", "other"]
+    latest = latest_in_slot(ranked, "the user/work")
+    assert [r.id for r in latest] == ["new", "old", "other"]
+    assert [r.score for r in latest] == [r.score for r in ranked]
+    assert latest_in_slot(ranked, "the user/residence") == ranked

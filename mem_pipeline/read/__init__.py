@@ -42,6 +42,7 @@ from .rank import (
     confidence,
     fold,
     history_last,
+    latest_in_slot,
     names_asked,
     rank,
     sets_slot,
@@ -141,6 +142,8 @@ class Reader:
             # or someone else (LoCoMo's "what did Caroline research?") keeps every earlier item
             if cfg.newer_sets_aside and q.asks_now and not (q.asks_when or q.dates or include_invalid):
                 ranked, aside = self._newer(ranked, cfg.newer_sets_aside, q.asks_many)  # <= 3 x limit
+            if q.slot is not None and q.asks_now and not include_invalid:
+                ranked = latest_in_slot(ranked, q.slot)
             if cfg.history_last and q.asks_now:
                 ranked = history_last(ranked)
             ranked = agreed_first(ranked, cfg.agreed_first)

@@ -316,6 +316,26 @@ def _order_of(
     return order[:end]
 
 
+def latest_in_slot(ranked: Sequence[Ranked], slot: str) -> list[Ranked]:
+    """For a question about the asker's present and the ``slot`` it asks about: the facts that
+    set the slot to a value (:func:`sets_slot`) in the places they hold, the last said first,
+    each with the score of the place it takes (pure). The slot lift puts every value of the
+    slot above the rest in the order of their words; the present is the one said last: "Started
+    a new job at Tetra Pak" months before "Guess who's back at IKEA", both of them stating
+    where the user works, the second one worded further from "where do I work?"."""
+    at = [i for i, r in enumerate(ranked) if r.cand.kind == "fact" and sets_slot(r.cand.payload, slot)]
+    if len(at) < 2:
+        return list(ranked)
+    facts = [ranked[i] for i in at]
+    latest = sorted(facts, key=lambda r: -(r.row or row_of(r.cand.payload)).seen)
+    if latest == facts:
+        return list(ranked)
+    out = list(ranked)
+    for i, r in zip(at, latest):
+        out[i] = replace(r, score=ranked[i].score)
+    return out
+
+
 def history_last(ranked: Sequence[Ranked]) -> list[Ranked]:
     """For a question about the present: the stored facts that say something ended ("I've gone
     off Arctic Monkeys", "I cancelled my PureGym membership": ``text.slots.says_ended``), and the
