@@ -493,6 +493,12 @@ def test_how_one_wants_to_be_addressed_is_one_value_at_a_time(memory: Memory) ->
     assert dropped is not None and dropped.family == "address"
 
 
+def _first_after(m: Memory, text: str, days: int, question: str) -> str:
+    """``text`` said ``days`` after T0: the text of the first hit for ``question`` a day later."""
+    m.add(text, user_id="u", timestamp=T0 + timedelta(days=days))
+    return m.search(question, user_id="u", now=T0 + timedelta(days=days + 1)).hits[0].text
+
+
 def test_a_question_about_a_relation_finds_what_is_later_said_of_them_by_name(memory: Memory) -> None:
     """ "My wife Ngozi is a midwife", months later "Ngozi swapped the ward for a lecturing job":
     the second names no wife and embeds far from "what does my wife do for work?", but the
@@ -509,13 +515,8 @@ def test_a_question_about_a_relation_finds_what_is_later_said_of_them_by_name(me
         user_id="u",
         timestamp=T0 + timedelta(minutes=5),
     )
-    memory.add(
-        "Ngozi swapped the ward for a lecturing job at King's College in March, daytime hours at last.",
-        user_id="u",
-        timestamp=T0 + timedelta(days=150),
-    )
-    hits = memory.search("What does my wife do for work?", user_id="u", now=T0 + timedelta(days=151)).hits
-    assert "King's College" in hits[0].text
+    said = "Ngozi swapped the ward for a lecturing job at King's College in March, daytime hours at last."
+    assert "King's College" in _first_after(memory, said, 150, "What does my wife do for work?")
     from mem_pipeline.text.slots import relation_names
 
     assert relation_names("my big sister ngozi is a midwife in leicester", "sister") == ["ngozi"]
@@ -545,13 +546,8 @@ def test_a_workplace_one_started_at_or_went_back_to_sets_the_work_slot(memory: M
     from mem_pipeline.text.slots import slot_of
 
     memory.add("I'm a barista at Copper Kettle on Bree Street, 6am starts.", user_id="u", timestamp=T0)
-    memory.add(
-        "Quit the café! Started at the public library in Observatory last week, shelving.",
-        user_id="u",
-        timestamp=T0 + timedelta(days=120),
-    )
-    hits = memory.search("Where do I work?", user_id="u", now=T0 + timedelta(days=121)).hits
-    assert "library" in hits[0].text
+    said = "Quit the café! Started at the public library in Observatory last week, shelving."
+    assert "library" in _first_after(memory, said, 120, "Where do I work?")
     for said in ("I'm back at IKEA on my old team.", "First week at Dangote done, site safety manager now"):
         found = slot_of(said)
         assert found is not None and found.family == "work", said
