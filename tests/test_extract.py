@@ -1107,3 +1107,38 @@ def test_an_emoji_before_a_request_ends_the_statement_before_it() -> None:
     assert split_sentences("I love 🍕 and pasta.") == ["I love 🍕 and pasta."]  # more of the same one
     facts = OfflineExtractor().extract([Message(role="user", content=text)], datetime.now(timezone.utc)).facts
     assert [f.text for f in facts if "leeds" in f.text.lower()], facts
+
+
+def test_todays_state_requests_about_the_answer_and_a_suggestion_taken_store_nothing() -> None:
+    """How one feels today, said first with its cause; how long the answer should be; what
+    the assistant is to say now; a suggestion taken with thanks. And the statements that share
+    their words, which stay."""
+    from mem_pipeline.text.smalltalk import is_small_talk, is_statement
+
+    for said in (
+        "Rough night, the party next door went on till 3.",
+        "Running on four hours of sleep and my third espresso.",
+        "Feeling kinda meh on 13 July 2025 tbh, rainy sunday vibes.",
+        "Brain not working yet",
+        "Cant sleep lol, say something calming",
+        "Kindly draft a short, polite email declining a meeting invitation for Friday.",
+        "Please keep it under 80 words.",
+        "Joyful works, ta",
+        "Ooh delighted works, ty!",
+        "Ya good shout.",
+        "I agreed: an early night would help.",
+        "Maybe I take hot shower and sleep early.",
+    ):
+        assert is_small_talk(said), said
+    for said in (
+        "Rough night shift at the hospital, I work nights in A&E.",
+        "Feeling down since my dad died last year.",
+        "I can't sleep without white noise.",
+        "I always sleep early.",
+        "I agreed to run the Berlin marathon.",
+        "My brain works best at night, I'm a night owl.",
+        "Thai works for me, ty",
+        "Keep it vegetarian.",
+        "Please remember I'm allergic to nuts.",
+    ):
+        assert is_statement(said), said

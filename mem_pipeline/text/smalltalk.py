@@ -51,9 +51,29 @@ _TRANSIENT = re.compile(
     r"^\W*(?:a )?(?:rough|long|late|bad|short|sleepless) night\b|"
     # leaving the chat, and wishing the assistant well: "That's me done for now", "I hope you are fine"
     r"that['’]?s me (?:done|off|out)\b|"
+    # a head not yet awake, a night with no sleep: "Brain not working yet", "Cant sleep lol"
+    r"\bbrain (?:is |isn['’]?t |not )*(?:working|fried|mush|dead|asleep|off)\b|"
+    r"^\W*(?:i )?(?:can['’]?t|couldn['’]?t) sleep\b(?! (?:without|unless|if|when|with|in|on|after|before)\b)|"
     r"^\W*i hope (?:you(?:['’]re| are)) (?:fine|well|good|ok(?:ay)?|doing well)\b)",
     re.IGNORECASE,
 )
+# how one feels today, said first, with what caused it or goes with it: "Rough night, the party
+# next door went on till 3.", "Running on four hours of sleep and my third espresso.", "Feeling
+# kinda meh tbh, rainy sunday vibes"
+_FEELING_NOW = re.compile(
+    r"^\W*(?:(?:ugh|meh|oof|man|honestly|tbh|lol|so|and|just)[\s,!.]+)*(?:"
+    r"(?:a )?(?:rough|long|late|bad|short|sleepless|terrible|awful) night\b|"
+    r"running on (?:about |maybe |like |only |just )?\S+ (?:hours?|hrs?|h)(?: of)? sleep|"
+    r"(?:i['’]?m |i am )?feeling (?:kinda |kind of |a bit |a little |so |pretty |really |super |very )?"
+    r"(?:meh|blah|off|rough|rubbish|crap|groggy|foggy|sluggish|drained|wiped)\b)",
+    re.IGNORECASE,
+)
+# tonight's plan to rest: "an early night would help", "maybe I take hot shower and sleep early"
+# (not a habit: "I always sleep early")
+_REST_TONIGHT = re.compile(
+    r"\b(?:early night|(?:sleep|go to bed|head to bed|turn in|get to bed) early)\b", re.IGNORECASE
+)
+_HABIT = re.compile(r"\b(?:always|usually|normally|generally|every|each|tend to|most nights|never)\b", re.I)
 # what one is in the middle of this very minute: a wait counted in minutes ("been standing here
 # 40 min", "been on hold for 25 minutes"), or what one needs within minutes ("need something in 20
 # min"); not a habit of so many minutes ("I've been running for 30 minutes every morning")
@@ -66,9 +86,15 @@ _MOMENT = re.compile(
 )
 # a request to the assistant: not a statement about the user
 _REQUEST = re.compile(
-    r"^\s*(?:(?:please|pls|ok|so|anyway|now)[\s,]+)*(?:can|could|would|will) (?:you|u)\b|^\s*(?:please )?"
+    r"^\s*(?:(?:please|pls|ok|so|anyway|now)[\s,]+)*(?:can|could|would|will) (?:you|u)\b|"
+    r"^\s*(?:(?:please|pls|plz|kindly) )?"
     r"(?:tell me|give me|show me|help me|explain|recommend|suggest|find me|remind me|write|translate|"
-    r"summari[sz]e|list|define)\b|"
+    r"summari[sz]e|list|define|draft|rewrite|rephrase|reword|shorten|proofread)\b|"
+    # how long or short the answer should be: "Please keep it under 80 words."
+    r"^\s*(?:(?:please|pls|plz|kindly|and|but|oh|also)[\s,]+)*(?:keep|make) (?:it|them|this|that) "
+    r"(?:under|below|within|short|shorter|brief|briefer|concise|to (?:about )?\d)\b|"
+    # what to say now: "Cant sleep lol, say something calming"
+    r"\b(?:say|tell me) something\b|"
     r"^\s*let['’]?s (?:play|do|try|start|talk|chat|brainstorm|practi[sc]e|write|make|pretend|say)\b",
     re.IGNORECASE,
 )
@@ -84,12 +110,13 @@ _GREETING = re.compile(
 # "Lmaooo ok that helped", "I love that idea!", "Quite unrelated.", "A few things for your
 # records."): said to the assistant, about nothing of the user's
 _EXCHANGE = re.compile(
-    r"^\s*(?:(?:oh|ah|ok|okay|right|well|nah+|yeah|yes|yep|no|nope|aw+|haha+|lol)[\s,!.]+)*(?:"
+    r"^\s*(?:(?:oh|ah|ok|okay|right|well|nah+|yeah|ya|yea|yes|yep|no|nope|aw+|haha+|lol)[\s,!.]+)*(?:"
     r"got(?:ta| to) go|gtg|g2g|ttyl|talk (?:to you )?(?:later|soon|tomorrow)|catch you later|speak soon|"
     r"happy (?:new year|birthday|holidays|christmas|easter|diwali|eid|hanukkah|thanksgiving|friday|monday)|"
     r"merry (?:christmas|xmas)|season['’]?s greetings|"
     r"l+o+l+|l+m+f?a+o+|(?:ha){2,}h?|(?:he){2,}|rofl|"
-    r"(?:i )?(?:love|like) (?:that|this|the) idea|(?:great|good|nice|brilliant) (?:idea|point|question)|"
+    r"(?:i )?agreed(?=\s*(?:[:;,.!]|$))|(?:i )?(?:love|like) (?:that|this|the) idea|"
+    r"(?:great|good|nice|brilliant) (?:idea|point|question|shout|call)|"
     r"that helped|that helps|"
     r"(?:i )?(?:totally |completely |absolutely |fully |so |could(?:n['’]?t| not) )?agree(?: more)?"
     r"(?: with (?:you|that|this|everything))?|"
@@ -164,6 +191,10 @@ _THANKS = re.compile(
 )
 
 
+# an acknowledgement closed by thanks: "Ooh delighted works, ty!", "Joyful works, ta", "that'll do, cheers"
+_THANKED = re.compile(r"[\s,.!-]+(?:ty|ta|thx|tnx|thanks|thank you|cheers|tysm)[\s!.:)]*$", re.I)
+
+
 def is_small_talk(text: str) -> bool:
     """Whether a user turn says nothing about the user: every sentence of it is a greeting,
     thanks or acknowledgement, a question or request to the assistant, or a passing mood."""
@@ -225,6 +256,8 @@ def is_statement(sentence: str) -> bool:
         return False
     if _THANKS.match(s):  # gratitude, whatever follows ("Thank you so much, that was helpful!")
         return False
+    if _THANKED.search(s) and len(words) <= 5 and not FIRST_PERSON.search(s):
+        return False  # "Joyful works, ta": the assistant's suggestion taken, with thanks
     if _EXCHANGE.match(s) and not FIRST_PERSON.search(_EXCHANGE.sub("", s)):
         return False
     if _UNDERSTOOD.match(s) and len(words) <= 6 and not FIRST_PERSON.search(s):
@@ -240,6 +273,10 @@ def is_statement(sentence: str) -> bool:
     if _FARE.match(s):  # "Ha, lucky them."
         return False
     if _TRANSIENT.search(s) and len(words) <= 8:
+        return False
+    if _FEELING_NOW.match(s) and len(words) <= 12 and slot_of(s) is None:
+        return False
+    if _REST_TONIGHT.search(s) and len(words) <= 10 and not _HABIT.search(s):
         return False
     if _MOMENT.search(s) and len(words) <= 12 and not (FIRST_PERSON.search(s) and slot_of(s)):
         return False  # (but "I work at the post office, been on the counter 40 min today")
