@@ -128,6 +128,9 @@ class Memory:
         labels = None  # the learned categories, for the extractor this Memory builds
         if extractor is None and config.category_model:
             labels = CategoryModel.shipped(embed, embedder.model_id)
+        judge = None  # the learned second opinion on what the rules keep (``write.memorable``)
+        if extractor is None and config.memorable_filter:
+            judge = MemorableFilter(embed, embedder.model_id)
         if extractor is None and config.llm_configured:
             llm = LLMClient.from_config(config)
             extractor = LLMExtractor(
@@ -135,12 +138,11 @@ class Memory:
                 context_tokens=config.llm_context_tokens,
                 output_tokens=config.extract_output_tokens,
                 overlap=config.extract_overlap,
-                backfill=OfflineExtractor() if config.extract_backfill else None,
+                backfill=OfflineExtractor(judge=judge) if config.extract_backfill else None,
                 categories=labels,
             )
             reconciler = reconciler if reconciler is not None else LLMReconciler(llm)
         if extractor is None:
-            judge = MemorableFilter(embed, embedder.model_id) if config.memorable_filter else None
             extractor = OfflineExtractor(judge=judge, categories=labels)
         self.extractor: Extractor = extractor
         self.reconciler = reconciler

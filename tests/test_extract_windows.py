@@ -430,3 +430,25 @@ def test_what_the_conversation_did_is_no_fact_and_a_reported_statement_is_told_a
     texts = [f.text for f in out.facts]
     assert texts == ["Jon was considering Marley flooring.", "Jon asked Gina out in 2022."]
     assert out.acts == 2
+
+
+def test_the_backfill_asks_the_memorable_filter_as_the_offline_path_does() -> None:
+    """What the rules keep and the learned filter doubts is no backfilled fact: it goes to
+    ``doubtful``, which the writer stores only where it replaces a stored fact."""
+    import numpy as np
+
+    from mem_pipeline.write.memorable import MemorableFilter
+    from mem_pipeline.write.offline import OfflineExtractor
+
+    class Axis:  # one axis: 1 for a text that says "keep", else -1
+        def embed(self, texts: Any) -> Any:
+            return np.array([[1.0 if "keep" in t else -1.0] for t in texts], dtype=np.float32)
+
+    judge = MemorableFilter(Axis(), "axis", {"model_id": "axis", "w": [4.0], "b": 0.0, "threshold": 0.5})
+    msgs = [Message(role="user", content="Hmm, let me think about it. I'm vegan. I keep bees.")]
+    out = LLMExtractor(Scripted([{"facts": []}]), backfill=OfflineExtractor(judge=judge)).extract(msgs, WHEN)  # type: ignore[arg-type]
+    assert [f.text for f in out.facts] == ["I'm vegan.", "I keep bees."]
+    assert [(f.text, f.origin) for f in out.doubtful] == [("Hmm, let me think about it.", "offline")]
+    assert out.backfilled == 2
+    plain = LLMExtractor(Scripted([{"facts": []}]), backfill=OfflineExtractor()).extract(msgs, WHEN)  # type: ignore[arg-type]
+    assert len(plain.facts) == 3 and not plain.doubtful

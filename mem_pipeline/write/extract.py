@@ -382,7 +382,8 @@ class LLMExtractor:
                 said.setdefault(i, []).append((set(content_words(f.text)), f))
         failed = {i for indexes, _ in result.failed for i in indexes}
         dropped: set[int] = set()
-        for fact in self.backfill.extract(messages, now).facts:
+        fallback = self.backfill.extract(messages, now)
+        for fact, doubted in [(f, False) for f in fallback.facts] + [(f, True) for f in fallback.doubtful]:
             if not fact.source_turns or failed & set(fact.source_turns):
                 continue
             if (
@@ -403,6 +404,11 @@ class LLMExtractor:
             ]
             if same and not _lost_change(fact.text, same):
                 continue  # the model said it already
+            if doubted:
+                # what the fallback's memorable filter doubts ("Whats another word for happy",
+                # "Prob just toast.") is kept only where it replaces a stored fact, as offline
+                result.doubtful.append(fact.model_copy(update={"origin": "offline"}))
+                continue
             # the model said it without the words that tell a change ("I no longer eat meat" ->
             # "The user wants vegetarian recipes"; "these days I'm all about cold brew, flat
             # whites feel too milky now" -> "The user likes cold brew"), which reconciliation
