@@ -261,3 +261,55 @@ def test_what_a_correction_leaves_standing_is_as_new_as_the_correction(tmp_path:
         assert kept.last_seen_at == later
         hits = mem.search("Which company do I work for?", user_id="u", now=later + timedelta(days=3)).hits
         assert hits and "Spotify" in hits[0].text
+
+
+def test_what_names_the_place_asked_for_is_not_set_aside_for_what_names_none() -> None:
+    """ "Where are my parents flying in from?": "My parents are flying in from Manila for it",
+    then weeks later "Mum and Dad had to change their flights, ugh." (a change, close to it).
+    The later one changed the flights and names no place: for a "where?" question the earlier
+    one stays. A later statement that may name a place ("back at fairview") still sets aside
+    one that does ("a lab technician at Pfizer"), and without the question's kind both rules
+    apply as before."""
+    from mem_pipeline.text.phrases import asks_where, gives_place
+
+    assert asks_where("Where are my parents flying in from?") and not asks_where("What do I do?")
+    assert gives_place("My parents are flying in from Manila for it") == 2
+    assert gives_place("A Spanish conversation group at Didsbury library.") == 2
+    assert gives_place("I'm back at fairview teaching chem") == 1
+    assert gives_place("Mum and Dad had to change their flights, ugh.") == 0
+    assert gives_place("Spanish is on Wednesday afternoons from February 2026.") == 0
+    vecs = _vectors(old=0, new=40)  # cosine .77
+    old = _ranked("old", "fact", 0.0, text="My parents are flying in from Manila for it")
+    new = _ranked("new", "fact", 20 * DAY, text="Mum and Dad had to change their flights, ugh.")
+    assert set_aside([new, old], vecs)[1] == {"old": "new"}
+    kept, aside = set_aside([new, old], vecs, answers=gives_place)
+    assert aside == {} and [r.id for r in kept] == ["new", "old"]
+    pfizer = _ranked("old", "fact", 0.0, text="I'm a lab technician at Pfizer now.")
+    back = _ranked("new", "fact", 200 * DAY, text="I'm back at fairview teaching chem since january.")
+    assert set_aside([back, pfizer], vecs, answers=gives_place)[1] == {"old": "new"}
+    far = _vectors(new=0, old=85)  # the change leads and sets aside however far: not a place
+    changed = _ranked("new", "fact", 200 * DAY, text="Weirdly these days it's mostly jazz gigs for me")
+    venue = _ranked("old", "fact", 0.0, text="We go to gigs at the Brudenell most weekends")
+    assert set_aside([changed, venue], far)[1] == {"old": "new"}
+    assert set_aside([changed, venue], far, answers=gives_place)[1] == {}
+
+
+def test_a_where_question_keeps_the_place_a_later_change_does_not_name(memory: Memory) -> None:
+    """Through ``Memory.search``: the ceremony moves and the parents change their flights; the
+    parents' origin stays in the answer to "where from?"."""
+    _say(
+        memory,
+        "My Australian citizenship ceremony is on 12 March at the Darebin town hall!! "
+        "My parents are flying in from Manila for it",
+        T0,
+    )
+    later = T0 + timedelta(days=16)
+    _say(
+        memory,
+        "Bit of a change: the council rescheduled my citizenship ceremony, it's on 2 April now. "
+        "Mum and Dad had to change their flights, ugh.",
+        later,
+    )
+    asked = "Where are my parents flying in from?"
+    hits = memory.search(asked, user_id="u", now=later + timedelta(days=1)).hits
+    assert hits and "Manila" in hits[0].text, [h.text for h in hits]

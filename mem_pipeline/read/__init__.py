@@ -20,7 +20,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -29,7 +29,7 @@ from ..models import Scope
 from ..recall import Hit, Recall, Source
 from ..store import Candidate, VectorLike
 from ..text.lexical import sparse_query
-from ..text.phrases import about_person
+from ..text.phrases import about_person, asks_where, gives_place
 from ..text.slots import asked_relation, relation_names, speaks_of
 from .associate import Reach, pick, reach
 from .hits import hit_of, score_parts
@@ -141,7 +141,8 @@ class Reader:
             # only for a question to the asker about their present: one about the past, a date
             # or someone else (LoCoMo's "what did Caroline research?") keeps every earlier item
             if cfg.newer_sets_aside and q.asks_now and not (q.asks_when or q.dates or include_invalid):
-                ranked, aside = self._newer(ranked, cfg.newer_sets_aside, q.asks_many)  # <= 3 x limit
+                answers = gives_place if asks_where(q.text) else None  # "where?" wants a place
+                ranked, aside = self._newer(ranked, cfg.newer_sets_aside, q.asks_many, answers)  # 3 x limit
             if q.slot is not None and q.asks_now and not include_invalid:
                 ranked = latest_in_slot(ranked, q.slot)
             if cfg.history_last and q.asks_now:
@@ -250,14 +251,14 @@ class Reader:
         return names[:MAX_NAMES]
 
     def _newer(
-        self, ranked: list[Ranked], similar: float, broad: bool
+        self, ranked: list[Ranked], similar: float, broad: bool, answers: Callable[[str], int] | None
     ) -> tuple[list[Ranked], dict[str, str]]:
         """What a later item among ``ranked`` sets aside (``read.newer``). The vectors are read
         only when a fact is among them (a raw-turn store pays nothing)."""
         if len(ranked) < 2 or not any(r.cand.kind == "fact" for r in ranked):
             return ranked, {}
         vectors = self.parts.store.dense_vectors([r.id for r in ranked])
-        return set_aside(ranked, vectors, similar=similar, broad=broad)
+        return set_aside(ranked, vectors, similar=similar, broad=broad, answers=answers)
 
     def _candidates(
         self,

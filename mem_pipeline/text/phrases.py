@@ -13,8 +13,10 @@ __all__ = [
     "about_person",
     "asks_called",
     "asks_name",
+    "asks_where",
     "candidate_phrases",
     "gives_name",
+    "gives_place",
     "name_tokens",
     "names_something",
     "normalize_concept",
@@ -226,6 +228,35 @@ def names_something(text: str, people: Iterable[str] = ()) -> bool:
                 continue
             return True
     return False
+
+
+_WHERE = re.compile(r"^\W*where\b", re.IGNORECASE)
+#: A preposition of place and the word after it (an article aside): "from Manila", "at
+#: Didsbury library", "in the Scottish Highlands", "back at fairview".
+_PLACE = re.compile(r"\b(?:in|at|from|near|outside|around)\s+(?=(?:the\s+)?([\w'’-]+))", re.IGNORECASE)
+
+
+def asks_where(text: str) -> bool:
+    """Whether a question asks where ("Where are my parents flying in from?")."""
+    return bool(_WHERE.search(text))
+
+
+def gives_place(text: str) -> int:
+    """How surely ``text`` can answer "where?": 2 when it names a place after a preposition
+    of place ("flying in from Manila", "a group at Didsbury library"), 1 when a preposition of
+    place is followed by a word that may be one ("back at fairview"), 0 when nothing is (a
+    weekday, a month or a word like "all" is no place: "Spanish is on Wednesday afternoons
+    from February", "had to change their flights")."""
+    best = 0
+    for m in _PLACE.finditer(text):
+        word = m.group(1)
+        low = word.lower()
+        if low in _CALENDAR or low in STOPWORDS or word.isdigit():
+            continue
+        if word[0].isupper():
+            return 2
+        best = 1
+    return best
 
 
 #: A name given, not only said: "Named him Bún", "she's called Mochi", "his name is Otis".
