@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from mem_pipeline import Memory, MemoryConfig
-from mem_pipeline.read.newer import CUED, GAP_S, SIMILAR, set_aside
+from mem_pipeline.read.newer import CUED, FAR_CUED, GAP_S, SIMILAR, set_aside
 from mem_pipeline.read.rank import Parts, Ranked
 from mem_pipeline.store import Candidate
 
@@ -313,3 +313,27 @@ def test_a_where_question_keeps_the_place_a_later_change_does_not_name(memory: M
     asked = "Where are my parents flying in from?"
     hits = memory.search(asked, user_id="u", now=later + timedelta(days=1)).hits
     assert hits and "Manila" in hits[0].text, [h.text for h in hits]
+
+
+def test_a_change_worded_far_from_a_taste_sets_it_aside_but_not_a_slot() -> None:
+    """ "Tastes change I suppose, these days it's a crisp Albariño or a Sancerre for me" after
+    "I'm strictly a red wine person, a big Rioja is my idea of heaven" (cosine .24: grape names
+    the embedding hardly knows): the change sets the taste aside from :data:`CUED` on. Below
+    :data:`FAR_CUED`, a fact that sets a slot the later one does not ("I'm now a software tester",
+    then "Now I get 25 days' leave") is left to the slot's rules."""
+    assert CUED < 0.24 < FAR_CUED <= SIMILAR
+    vecs = _vectors(old=0, new=float(np.degrees(np.arccos(0.24))))
+    red = _ranked(
+        "old", "fact", 0.0, text="I'm strictly a red wine person, a big Rioja is my idea of heaven."
+    )
+    white = _ranked(
+        "new", "fact", 150 * DAY, text="Tastes change I suppose, these days it's a crisp Albariño for me."
+    )
+    assert set_aside([red, white], vecs)[1] == {"old": "new"}
+    job = _ranked(
+        "old", "fact", 0.0, text="I'm now a software tester at a logistics company.", slot="the user/work"
+    )
+    leave = _ranked("new", "fact", 60 * DAY, text="Now I get 25 days' leave and have to actually plan them.")
+    assert set_aside([job, leave], vecs)[1] == {}
+    close = _vectors(old=0, new=float(np.degrees(np.arccos((FAR_CUED + SIMILAR) / 2))))
+    assert set_aside([job, leave], close)[1] == {"old": "new"}  # as before, from FAR_CUED on

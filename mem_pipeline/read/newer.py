@@ -58,6 +58,14 @@ names none ("Mum and Dad had to change their flights, ugh.", "so Spanish is on W
 afternoons from February"): the change was to something else. On the 21 behaviour sets
 (2026-12-07): rank-1 879 -> 883 of 999, the stale value in the block unchanged (36 of 468).
 
+The cue's cosine was lowered from .30 to .22 (2026-12-07): "Tastes change I suppose, these
+days it's a crisp Albariño or a Sancerre for me" is .24 from "I'm strictly a red wine person,
+a big Rioja is my idea of heaven", and "These days when I run I put history podcasts in my ears"
+.24 from the techno. Lowered alone, it cost two probes (a new job set aside for "Now I get 25
+days' leave"), hence :data:`FAR_CUED`. On the 21 behaviour sets: rank-1 883 -> 885 of 999, the
+stale value in the block 36 -> 34 of 468, nothing lost; at .18 one probe is lost. A cosine
+chosen on these sets, just under the two it gains: read it as such.
+
 An item that only answered the assistant's question about an item set aside
 (``StoredFact.about``: "Any particular brand?" / "walkers or nothing") goes aside with it
 when that item sets no slot and the later one says it is over ("I've gone off crisps"), as
@@ -73,15 +81,19 @@ import numpy as np
 from ..text.slots import says_change, tells_end, tells_history
 from .rank import Ranked, Row, row_of
 
-__all__ = ["CUED", "GAP_S", "SIMILAR", "set_aside"]
+__all__ = ["CUED", "FAR_CUED", "GAP_S", "SIMILAR", "set_aside"]
 
 #: The least cosine of an item to a later one for the later one to set it aside.
 SIMILAR = 0.45
 #: The same when the later one tells of a change (``text.slots.says_change``: "back on oat
 #: milk", "decaf again") and the question finds it at least :data:`AS_FOUND` as close as the
 #: earlier one.
-CUED = 0.30
+CUED = 0.22
 AS_FOUND = 0.5
+#: Below this cosine, on the cue alone, an item that sets a slot the later one does not set
+#: stays: the slot's own rules decide ("I'm now a software tester", then "Now I get 25 days'
+#: leave and have to actually plan them").
+FAR_CUED = 0.30
 #: How much later (seconds) it must have been said: another day's conversation.
 GAP_S = 12 * 3600.0
 
@@ -144,6 +156,8 @@ def set_aside(
                 least = min(similar, cued)
             if sims[i, j] < least:
                 continue
+            if sims[i, j] < FAR_CUED and wa.slot and wa.slot != wb.slot:
+                continue  # so far, on the cue alone: a fact that sets a slot is left to its rules
             best, by = float(sims[i, j]), b.id
         if by is not None:
             aside[a.id] = by
