@@ -337,3 +337,18 @@ def test_a_change_worded_far_from_a_taste_sets_it_aside_but_not_a_slot() -> None
     assert set_aside([job, leave], vecs)[1] == {}
     close = _vectors(old=0, new=float(np.degrees(np.arccos((FAR_CUED + SIMILAR) / 2))))
     assert set_aside([job, leave], close)[1] == {"old": "new"}  # as before, from FAR_CUED on
+
+
+def test_a_question_on_how_to_treat_the_asker_is_about_their_present(memory: Memory) -> None:
+    """ "Which language should you reply in?" names the asker in no word, but asks what they
+    want now: "From now on answer me in German" two months after "Please always reply in
+    English" answers it, and the English request is set aside."""
+    from mem_pipeline.text.slots import asks_now
+
+    assert asks_now("Which language should you reply in?") and asks_now("What should you call me?")
+    assert not asks_now("What did you suggest last time?")
+    _say(memory, "Please always reply in English, it's easier for me with work stuff.", T0)
+    _say(memory, "From now on answer me in German, I need the practice.", T0 + timedelta(days=60))
+    hits = memory.search("Which language should you reply in?", user_id="u", now=T0 + timedelta(days=61)).hits
+    assert hits and "German" in hits[0].text, [h.text for h in hits]
+    assert not any("English" in h.text for h in hits), [h.text for h in hits]

@@ -662,8 +662,13 @@ def asks_many(question: str) -> bool:
     return bool(_MANY.search(question))
 
 
+#: How the assistant should treat the asker now ("Which language should you reply in?"): a
+#: question about the asker's standing wishes, though it names them in no word.
+_TO_ASSISTANT = re.compile(r"\bshould you\b", re.IGNORECASE)
+
+
 def asks_now(question: str) -> bool:
     """Whether a question asks the asker about their present ("which band do I like?"), not
     about the past or an ending ("what did I use to eat?", "did I quit?", "am I still at
     Deloitte?"), where a statement of an ending may be the answer, nor about someone else."""
-    return bool(_ASKER.search(question)) and not _PAST.search(question)
+    return bool(_ASKER.search(question) or _TO_ASSISTANT.search(question)) and not _PAST.search(question)
