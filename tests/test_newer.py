@@ -352,3 +352,43 @@ def test_a_question_on_how_to_treat_the_asker_is_about_their_present(memory: Mem
     hits = memory.search("Which language should you reply in?", user_id="u", now=T0 + timedelta(days=61)).hits
     assert hits and "German" in hits[0].text, [h.text for h in hits]
     assert not any("English" in h.text for h in hits), [h.text for h in hits]
+
+
+def test_what_names_the_person_asked_for_is_not_set_aside_for_what_names_none() -> None:
+    """ "Who am I travelling with?": a trip rebooked elsewhere ("Booked Madeira instead") set
+    aside the destination, not who goes: the earlier item that names the person stays for a
+    "who?" question, while a later one that names someone too still sets it aside."""
+    from mem_pipeline.text.slots import asks_who, gives_person
+
+    assert asks_who("Who am I travelling with in September?") and asks_who("Whose party is it?")
+    assert not asks_who("Where are we going?")
+    assert gives_person("We're off to Lisbon in September, me and my wife Dana.") == 2
+    assert gives_person("Theo and i are going to a cabin") == 2
+    assert gives_person("my sister is coming too") == 1
+    assert gives_person("Booked Madeira instead, the hotel deals were way better.") == 0
+    vecs = _vectors(old=0, new=70)  # cosine .34: close enough on the cue
+    old = _ranked("old", "fact", 0.0, text="We're off to Lisbon in September, me and my wife Dana.")
+    new = _ranked("new", "fact", 10 * DAY, text="Booked Madeira instead, the hotel deals were way better.")
+    assert set_aside([new, old], vecs)[1] == {"old": "new"}
+    assert set_aside([new, old], vecs, answers=gives_person)[1] == {}
+    other = _ranked(
+        "new", "fact", 10 * DAY, text="Dana can't come now, so it's me and my sister Ines instead."
+    )
+    assert set_aside([other, old], vecs, answers=gives_person)[1] == {"old": "new"}
+
+
+def test_a_question_about_a_plan_is_about_its_latest_telling(memory: Memory) -> None:
+    """ "Where are we flying in September?" names when the plan is for, not when it was said:
+    the trip rebooked a week later answers it, and the first destination is set aside; "who
+    with?" still finds the person only the first telling names."""
+    from mem_pipeline.text.dates import asks_plan
+
+    assert asks_plan("Where are we going in September?") and asks_plan("What am I doing in June?")
+    assert not asks_plan("What did I do in June?") and not asks_plan("When am I flying?")
+    _say(memory, "We're flying to Lisbon in September for my 40th, me and my wife Dana.", T0)
+    _say(memory, "We switched the flights to Madeira, they were half the price.", T0 + timedelta(days=9))
+    now = T0 + timedelta(days=10)
+    hits = memory.search("Where are we flying in September?", user_id="u", now=now).hits
+    assert hits and "Madeira" in hits[0].text, [h.text for h in hits]
+    hits = memory.search("Who am I travelling with in September?", user_id="u", now=now).hits
+    assert hits and "Dana" in hits[0].text, [h.text for h in hits]

@@ -28,9 +28,10 @@ from .._parts import Parts
 from ..models import Scope
 from ..recall import Hit, Recall, Source
 from ..store import Candidate, VectorLike
+from ..text.dates import asks_plan
 from ..text.lexical import sparse_query
 from ..text.phrases import about_person, asks_where, gives_place
-from ..text.slots import asked_relation, relation_names, speaks_of
+from ..text.slots import asked_relation, asks_who, gives_person, relation_names, speaks_of
 from .associate import Reach, pick, reach
 from .hits import hit_of, score_parts
 from .newer import set_aside
@@ -140,8 +141,11 @@ class Reader:
             aside: dict[str, str] = {}
             # only for a question to the asker about their present: one about the past, a date
             # or someone else (LoCoMo's "what did Caroline research?") keeps every earlier item
-            if cfg.newer_sets_aside and q.asks_now and not (q.asks_when or q.dates or include_invalid):
-                answers = gives_place if asks_where(q.text) else None  # "where?" wants a place
+            # (a question about a plan names when it is for: "Where are we going in July?")
+            dated = bool(q.dates) and not asks_plan(q.text)
+            if cfg.newer_sets_aside and q.asks_now and not (q.asks_when or dated or include_invalid):
+                # "where?" wants a place, "who?" a person
+                answers = gives_place if asks_where(q.text) else gives_person if asks_who(q.text) else None
                 ranked, aside = self._newer(ranked, cfg.newer_sets_aside, q.asks_many, answers)  # 3 x limit
             if q.slot is not None and q.asks_now and not include_invalid:
                 ranked = latest_in_slot(ranked, q.slot)

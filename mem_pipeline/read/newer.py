@@ -66,6 +66,14 @@ days' leave"), hence :data:`FAR_CUED`. On the 21 behaviour sets: rank-1 883 -> 8
 stale value in the block 36 -> 34 of 468, nothing lost; at .18 one probe is lost. A cosine
 chosen on these sets, just under the two it gains: read it as such.
 
+The same holds for "who?" (``text.slots.gives_person``): "We're going to Reykjavik in July
+..., me and my husband Callum" stays for "Who am I travelling with?" when "We've booked the
+Faroe Islands instead" names no one. And a question about a plan ("Where are we going in
+July?", ``text.dates.asks_plan``) is read like one about the present though it names a month:
+the month is when the plan is for, not when it was said. On the 21 behaviour sets (2026-12-07):
+rank-1 886 -> 887 of 999, the stale value in the block 33 -> 32 of 468, nothing lost; the
+replayed LLM path unchanged (356 / 418, 15 / 203).
+
 An item that only answered the assistant's question about an item set aside
 (``StoredFact.about``: "Any particular brand?" / "walkers or nothing") goes aside with it
 when that item sets no slot and the later one says it is over ("I've gone off crisps"), as

@@ -6,7 +6,15 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-__all__ = ["DAY_OF_MONTH", "asks_when", "date_ranges", "is_relative", "resolve_relative", "says_when"]
+__all__ = [
+    "DAY_OF_MONTH",
+    "asks_plan",
+    "asks_when",
+    "date_ranges",
+    "is_relative",
+    "resolve_relative",
+    "says_when",
+]
 
 _MONTHS = {
     m: i + 1
@@ -96,6 +104,22 @@ def asks_when(text: str) -> bool:
     """Whether a question asks when something happened ("When did...", "What year...",
     "how long ago"); "when" as a conjunction ("what did she do when she was...") does not."""
     return bool(_WHEN_QUESTION.search(text))
+
+
+#: A question about what the asker is doing, has on or will do: "Where am I flying in June?",
+#: "where are we staying in August?", "What will I do in May?".
+_PLAN_QUESTION = re.compile(
+    r"\b(?:am i|are we|will (?:i|we)|(?:am i|are we) (?:still )?going to)\s+(?:still\s+)?\w+ing\b"
+    r"|\bwill (?:i|we)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_plan(text: str) -> bool:
+    """Whether a question asks what the asker is doing or will do ("Where am I flying in
+    June?"): the dates it names are when the plan is for, not when something was said, and a
+    plan is what its latest telling says (a trip rebooked, a lesson moved)."""
+    return bool(_PLAN_QUESTION.search(text)) and not asks_when(text)
 
 
 def says_when(text: str) -> bool:

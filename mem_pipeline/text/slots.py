@@ -34,7 +34,9 @@ __all__ = [
     "asked_slot",
     "asks_many",
     "asks_now",
+    "asks_who",
     "changes",
+    "gives_person",
     "is_attribute",
     "names_relation",
     "relation_names",
@@ -303,6 +305,36 @@ _KIN = (
     r"granny|nan|nana|niece|nephew|"
     r"boss|roommate|flatmate|neighbou?r|colleague"
 )
+#: A question after who: "Who am I travelling with in July?", "with whom ...".
+_WHO = re.compile(r"^\W*who(?:m|se)?\b|\bwith whom\b", re.IGNORECASE)
+#: Someone named: "my husband Callum", "Mrs Lindqvist", "with Priya".
+_NAMED_PERSON = re.compile(
+    rf"\b(?i:{_KIN}|teacher|coach|tutor|mentor|manager|fianc[ée]e?)\s+[A-Z][a-z]+"
+    r"|\b(?i:mrs?|ms|miss|dr)\.?\s+[A-Za-z][a-z]+"
+    r"|\b(?i:with)\s+(?!(?:January|February|March|April|May|June|July|August|September|October|November|"
+    r"December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b)[A-Z][a-z]+\b(?!\s+[A-Z])"
+    # "Theo and I", "me and Ana", "his name's Theo", "met someone new, Delphine"
+    r"|\b[A-Z][a-z]+ (?i:and) (?i:i|me)\b|\b(?i:i|me) (?i:and) [A-Z][a-z]+"
+    r"|\b(?i:name['’]?s|name is|named|called|someone(?: new)?,?)\s+[A-Z][a-z]+"
+)
+_PERSON_WORD = re.compile(rf"\b(?:{_KIN}|teacher|coach|tutor)s?\b", re.IGNORECASE)
+
+
+def asks_who(question: str) -> bool:
+    """Whether a question asks who ("Who am I travelling with in July?")."""
+    return bool(_WHO.search(question))
+
+
+def gives_person(text: str) -> int:
+    """How surely ``text`` can answer "who?": 2 when it names someone ("me and my husband
+    Callum", "Mrs Lindqvist"), 1 when it speaks of someone unnamed ("my sister"), 0 when it
+    speaks of no one ("We've booked the Faroe Islands instead": a change of where, not of
+    who)."""
+    if _NAMED_PERSON.search(text):
+        return 2
+    return 1 if _PERSON_WORD.search(text) else 0
+
+
 _RELATION = re.compile(
     r"^\s*(?:(?i:actually|so|also|and|oh)[\s,]+)*(?:(?i:my|the user['’]s)|[A-Z][a-z]+['’]s) "
     # "my older brother Malik", "my little sister Jo": who, with a word of age or rank
