@@ -583,3 +583,23 @@ def test_the_value_of_a_slot_said_last_leads_for_a_question_about_now() -> None:
     assert [r.id for r in latest] == ["new", "old", "other"]
     assert [r.score for r in latest] == [r.score for r in ranked]
     assert latest_in_slot(ranked, "the user/residence") == ranked
+
+
+def test_leaving_the_place_a_fact_says_one_is_in_keeps_the_rest_of_it(memory: Memory) -> None:
+    """ "Wait no, she left coventry in april, she's in swansea now." after "My big sister adaeze is
+    a midwife in coventry, she's delivered hundreds of babies": the place goes, the job stays
+    with her (the change's words give the place as a stem, "coventri"). Leaving a
+    place one worked *at* ("left Pixelwerk") still takes the job with it."""
+    from mem_pipeline.write.clauses import left_place
+
+    assert left_place("she left york in march", "york", "a paramedic in york")
+    assert not left_place("left Pixelwerk after a year", "Pixelwerk", "a contract job at Pixelwerk")
+    assert not left_place("she left york in march", "york")  # the fact must say one is in it
+    _say(memory, "My big sister adaeze is a midwife in coventry, she's delivered hundreds of babies")
+    memory.add(
+        [{"role": "user", "content": "Wait no, she left coventry in april, she's in swansea now."}],
+        user_id="u",
+        timestamp=T0 + timedelta(minutes=3),
+    )
+    facts = _facts(memory)
+    assert "My big sister adaeze is a midwife, she's delivered hundreds of babies." in facts, facts

@@ -295,13 +295,20 @@ def _says_something(clause: str) -> bool:
     return len(words) >= 2 or (len(words) == 1 and bool(FIRST_PERSON.search(clause)))
 
 
-def left_place(text: str, place: str) -> bool:
+def left_place(text: str, place: str, fact: str = "") -> bool:
     """Whether ``text`` says one is no longer in ``place`` ("I don't live in Leeds anymore",
-    "no longer based in Leeds", "moved out of Leeds")."""
+    "no longer based in Leeds", "moved out of Leeds"); with the ``fact`` it corrects, also
+    "she left leicester in april" when the fact says one is *in* it ("a midwife in leicester"):
+    leaving a place one was at or worked for ("left Google") is leaving the job."""
     p = re.escape(place)
     return bool(
         re.search(rf"(?:\bnot|n['’]t|\bno longer|\bnever)\b(?:\s+\w+){{0,3}}\s+in\s+{p}\b", text, re.I)
         or re.search(rf"\b(?:moved|relocated)\s+(?:out of|away from|from)\s+{p}\b", text, re.I)
+        or (
+            bool(re.search(rf"\bleft\s+{p}\b", text, re.I))
+            and bool(re.search(rf"\bin\s+{p}\b", fact, re.I))
+            and not re.search(rf"\b(?:at|for|with)\s+{p}\b", fact, re.I)
+        )
     )
 
 

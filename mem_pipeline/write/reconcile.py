@@ -225,7 +225,7 @@ def decide(
         d = Decision("SUPERSEDE", target=f, reason=f"correction cue, other specifics (cosine {s:.3f})")
         # "I don't live in Leeds anymore" after "I'm a midwife in Leeds": the place alone
         names = _names(text) & _names(f.text)
-        left = len(names) == 1 and left_place(text, next(iter(names)))
+        left = len(names) == 1 and left_place(text, next(iter(names)), f.text)
         return _keeping_rest(d, text, names) if left else _whole(d, text)
     said = _NEVER_CHANGED.sub(" ", text)  # "miso showed up one day and never left"
     if (_CHANGED.search(said) or _ENDED.search(said)) and not tells_history(text):
@@ -403,7 +403,11 @@ def _keeping_rest(d: Decision, text: str, changed: set[str]) -> Decision:
     (a place the change itself says one is no longer in; "left Google" takes the job at Google
     whole, and "the heat in Greece got too much" names Greece without leaving it)."""
     place = next(iter(changed)) if len(changed) == 1 else None
-    if place is not None and not left_place(text, place):
+    fact = d.target.text if d.target is not None else ""
+    if place is not None:  # a stem of both texts ("leicest") as the fact says it ("leicester")
+        said = re.search(rf"\b{re.escape(place[:-1] if len(place) > 4 else place)}[\w'’-]*", fact, re.I)
+        place = said.group() if said else place
+    if place is not None and not left_place(text, place, fact):
         place = None
     kept = _keeping(d, functools.partial(_says_any, changed), place, place=_says_no_place(text))
     return replace(kept, keep=tuple(k for k in kept.keep if _stands_alone(k[2])))
