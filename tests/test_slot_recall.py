@@ -603,3 +603,32 @@ def test_leaving_the_place_a_fact_says_one_is_in_keeps_the_rest_of_it(memory: Me
     )
     facts = _facts(memory)
     assert "My big sister adaeze is a midwife, she's delivered hundreds of babies." in facts, facts
+
+
+def test_a_day_corrected_in_words_rewrites_the_day_and_keeps_the_rest(memory: Memory) -> None:
+    """Dictated dates come in words: "Correction Tobias arrives on the sixth of March not the
+    fourth" rewrites the stored day, in the fact's own writing, and keeps where he comes from
+    and how long he stays; a day written in digits is rewritten in digits."""
+    from mem_pipeline.write.clauses import day_number, instead, substituted
+
+    assert day_number("twenty-first") == 21 and day_number("ninth") == 9 and day_number("12th") == 12
+    said = instead("Tobias arrives on the sixth of March not the fourth", "fourth")
+    assert said == "sixth"
+    assert substituted("landing on the 4th of March", "fourth", said) == "landing on the 6th of March"
+    _say(
+        memory,
+        "Reminder: my nephew Tobias is coming over from Graz on the fourth of March and staying a week.",
+    )
+    memory.add(
+        [
+            {
+                "role": "user",
+                "content": "Correction Tobias arrives on the sixth of March not the fourth, his train changed",
+            }
+        ],
+        user_id="u",
+        timestamp=T0 + timedelta(days=2),
+    )
+    facts = _facts(memory)
+    assert any("Graz on the sixth of March and staying a week" in t for t in facts), facts
+    assert not any("fourth of March and staying" in t for t in facts), facts

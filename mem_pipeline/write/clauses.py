@@ -15,10 +15,13 @@ from ..text.slots import slot_of
 from ..text.smalltalk import FIRST_PERSON
 
 __all__ = [
+    "DAY_WORD",
+    "DAY_WORDS",
     "ORDINAL",
     "PAIR",
     "WORKPLACE",
     "based",
+    "day_number",
     "instead",
     "left_place",
     "remainder",
@@ -37,6 +40,8 @@ def instead(text: str, name: str) -> str | None:
     at Channel 4, not the BBC" -> "at Channel 4"; "not the 12th but the 14th" -> "the 14th";
     else None."""
     neg = rf"not\s+(?:in |at |on |a |an |the )?{re.escape(name)}\b"
+    if name.lower() in DAY_WORDS:  # "lands on the eleventh of February not the ninth"
+        return _other_day(re.sub(neg, " ", text, flags=re.I), name) if re.search(neg, text, re.I) else None
     m = re.search(rf"(?P<a>{_PREP}{_NAME_WORDS}),?\s+{neg}", text) or re.search(
         rf"{neg},?\s+(?:but\s+)?(?P<a>{_PREP}{_NAME_WORDS})", text
     )
@@ -65,12 +70,45 @@ PAIR = re.compile(
 #: A number, or a day of the month by its ordinal ("the 12th").
 ORDINAL = re.compile(r"(\d+)(?:st|nd|rd|th)?")
 
+_UNITS = "first second third fourth fifth sixth seventh eighth ninth".split()
+_TEENS = "tenth eleventh twelfth thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth"
+#: The days of the month in words ("the ninth of February"), by number.
+DAY_WORDS: dict[str, int] = {w: i + 1 for i, w in enumerate(_UNITS)}
+DAY_WORDS.update({w: i + 10 for i, w in enumerate(_TEENS.split())})
+DAY_WORDS.update({"twentieth": 20, "thirtieth": 30, "thirty-first": 31, "thirty first": 31})
+DAY_WORDS.update({f"twenty{sep}{w}": 20 + i + 1 for i, w in enumerate(_UNITS) for sep in ("-", " ")})
+#: A day of the month said in words, longest first ("twenty-first" before "first").
+DAY_WORD = "|".join(sorted((re.escape(w) for w in DAY_WORDS), key=len, reverse=True))
+_ANY_DAY = re.compile(rf"\b(?:{DAY_WORD}|\d{{1,2}}(?:st|nd|rd|th))\b", re.IGNORECASE)
+
+
+def day_number(name: str) -> int | None:
+    """The day of the month ``name`` says ("ninth", "twenty-first", "12th", "12"), else None."""
+    low = name.lower().strip()
+    if low in DAY_WORDS:
+        return DAY_WORDS[low]
+    digits = ORDINAL.fullmatch(low)
+    return int(digits.group(1)) if digits else None
+
+
+def _day_word(n: int) -> str:
+    return next(w for w, i in DAY_WORDS.items() if i == n and " " not in w)
+
+
+def _other_day(text: str, name: str) -> str | None:
+    """The first day of the month ``text`` says other than ``name`` ("Beatriz lands on the
+    eleventh of February not the ninth" -> "eleventh")."""
+    old = day_number(name)
+    return next((m.group() for m in _ANY_DAY.finditer(text) if day_number(m.group()) != old), None)
+
 
 def substituted(text: str, name: str, said: str) -> str | None:
     """``text`` with ``said`` in place of ``name`` (pure): "My partner Dev works as a sound
     engineer at the BBC", "BBC", "at Channel 4" -> "... at Channel 4"; a number for a number,
     in the stored fact's own writing ("wedding is on 12 September", "12th", "on the 19th" ->
     "wedding is on 19 September"); None when ``text`` does not name it."""
+    if name.lower() in DAY_WORDS or said.lower() in DAY_WORDS:
+        return _day_substituted(text, name, said)
     day, new = ORDINAL.fullmatch(name), re.search(r"\d+", said)
     if day and new:
         out = re.sub(rf"\b{day.group(1)}(?=(?:st|nd|rd|th)?\b)", new.group(), text, count=1)
@@ -82,6 +120,25 @@ def substituted(text: str, name: str, said: str) -> str | None:
         where = rf"\b(?i:(?:the\s+)?{re.escape(name)})\b"
     out = re.sub(where, lambda _: said, text, count=1)
     return None if out == text else out
+
+
+def _day_substituted(text: str, name: str, said: str) -> str | None:
+    """``text`` with the day of the month ``said`` in place of ``name``, each written as the
+    stored fact writes its day: "flying in on the ninth of February", "ninth", "eleventh" ->
+    "... on the eleventh of February"; "on the 9th", "ninth", "eleventh" -> "on the 11th"."""
+    old, new = day_number(name), day_number(said)
+    if old is None or new is None:
+        return None
+    for m in _ANY_DAY.finditer(text):
+        if day_number(m.group()) == old:
+            word = m.group()[:1].isalpha()
+            put = _day_word(new) if word else f"{new}{_suffix(new)}"
+            return text[: m.start()] + put + text[m.end() :]
+    return None
+
+
+def _suffix(n: int) -> str:
+    return "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
 
 
 # where a stored fact splits into clauses that stand alone ("I'm 43 and just started learning to

@@ -69,7 +69,19 @@ from ._about import names as _names
 from ._about import person as _person
 from ._about import topic as _topic
 from ._details import changed_detail
-from .clauses import BESIDE, ORDINAL, WORKPLACE, instead, left_place, remainder, sets, substituted
+from .clauses import (
+    BESIDE,
+    DAY_WORD,
+    DAY_WORDS,
+    ORDINAL,
+    WORKPLACE,
+    day_number,
+    instead,
+    left_place,
+    remainder,
+    sets,
+    substituted,
+)
 
 __all__ = [
     "Decision",
@@ -134,7 +146,7 @@ _CORRECTION = re.compile(
 )
 _NEGATED = re.compile(
     r"\b(?:not|no longer|instead of|rather than)\s+(?:in |at |on |a |an |the )?"
-    r"([A-Z][\w-]+|\d(?:[\w:-]|[.,](?=\w))*)"
+    rf"([A-Z][\w-]+|\d(?:[\w:-]|[.,](?=\w))*|(?i:{DAY_WORD})\b)"
 )
 
 
@@ -279,6 +291,10 @@ _NEVER_CHANGED = re.compile(
 def _said(name: str) -> str:
     """A pattern for ``name`` as a stored fact may write it: a day of the month with or
     without its ordinal ("not the 12th" names "12 September")."""
+    n = day_number(name) if name.lower() in DAY_WORDS else None
+    if n is not None:  # "not the ninth" names "the 9th" too
+        word = next(w for w, i in DAY_WORDS.items() if i == n and " " not in w)
+        return rf"(?:{re.escape(word)}|{n}(?:st|nd|rd|th)?)"
     day = ORDINAL.fullmatch(name)
     return rf"{day.group(1)}(?:st|nd|rd|th)?" if day else re.escape(name)
 
