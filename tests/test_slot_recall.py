@@ -623,7 +623,7 @@ def test_a_day_corrected_in_words_rewrites_the_day_and_keeps_the_rest(memory: Me
         [
             {
                 "role": "user",
-                "content": "Correction Tobias arrives on the sixth of March not the fourth, his train changed",
+                "content": "Correction Tobias arrives on the sixth of March not the fourth, train changed",
             }
         ],
         user_id="u",
@@ -632,3 +632,19 @@ def test_a_day_corrected_in_words_rewrites_the_day_and_keeps_the_rest(memory: Me
     facts = _facts(memory)
     assert any("Graz on the sixth of March and staying a week" in t for t in facts), facts
     assert not any("fourth of March and staying" in t for t in facts), facts
+
+
+def test_a_date_said_wrong_and_put_right_rewrites_the_date_and_keeps_the_rest(memory: Memory) -> None:
+    """ "I got the date wrong, she lands on 5 March." after "My cousin Ilse lands in Dublin on
+    3 March, she's staying with us for ten days": a slip put right is a rewrite of the one date,
+    as a date moved is; who, where and how long still hold."""
+    _say(memory, "My cousin Ilse lands in Dublin on 3 March, she's staying with us for ten days.")
+    res = memory.add(
+        [{"role": "user", "content": "I got the date wrong, she lands on 5 March."}],
+        user_id="u",
+        timestamp=T0 + timedelta(minutes=4),
+    )
+    assert [e.event for e in res.events] == ["UPDATE"], res.events
+    assert _facts(memory) == [
+        "My cousin Ilse lands in Dublin on 5 March, she's staying with us for ten days."
+    ]

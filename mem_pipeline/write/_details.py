@@ -111,6 +111,12 @@ _DATE_MOVED = re.compile(
 
 
 _DAY = re.compile(DAY_OF_MONTH, re.I)
+#: A slip of the speaker's own, put right: "I misread the e-ticket", "I got the date wrong".
+_SLIP = re.compile(
+    r"\b(?:misread|misremembered|mixed up|got (?:it|that|the \w+) wrong|i was wrong|"
+    r"wrong (?:date|day)|i meant|correction)\b",
+    re.I,
+)
 
 
 def _by_date(text: str, neighbours: Sequence[tuple[StoredFact, float]]) -> Rewrite | None:
@@ -119,7 +125,11 @@ def _by_date(text: str, neighbours: Sequence[tuple[StoredFact, float]]) -> Rewri
     gives one date, of the same people or things, with the new date in its place; where, who
     and the rest still hold."""
     m = _DATE_MOVED.search(text)
-    if m is None:
+    day, why = (m["day"], "moved to") if m else (None, "")
+    if day is None and _SLIP.search(text):  # "I misread the e-ticket: she lands on 11 January."
+        said = list(_DAY.finditer(text))
+        day, why = (said[0].group(), "said wrong: it is") if len(said) == 1 else (None, "")
+    if day is None:
         return None
     words = set(re.findall(r"\w+", text.lower()))
     for f, sim in neighbours:
@@ -127,8 +137,10 @@ def _by_date(text: str, neighbours: Sequence[tuple[StoredFact, float]]) -> Rewri
         if len(dates) != 1 or not (names(f.text) & words or topic(f.text) & topic(text)):
             continue
         old = dates[0]
-        fixed = f"{f.text[: old.start()]}{m['day']}{f.text[old.end() :]}"
-        return Rewrite(f, fixed, f"moved to {m['day']} (cosine {sim:.3f})")
+        if old.group().lower() == day.lower():
+            continue
+        fixed = f"{f.text[: old.start()]}{day}{f.text[old.end() :]}"
+        return Rewrite(f, fixed, f"{why} {day} (cosine {sim:.3f})")
     return None
 
 
