@@ -648,3 +648,20 @@ def test_a_date_said_wrong_and_put_right_rewrites_the_date_and_keeps_the_rest(me
     assert _facts(memory) == [
         "My cousin Ilse lands in Dublin on 5 March, she's staying with us for ten days."
     ]
+
+
+def test_an_amount_corrected_by_contrast_rewrites_the_amount_and_keeps_the_rest(memory: Memory) -> None:
+    """ "Sorry, scratch that, it's £2,150, not £2,510." after "The deposit on the flat in
+    Hackney is £2,510, due Friday": an amount with its currency sign and thousands separator
+    is a value like a name; the stored fact gets the right amount and keeps the rest."""
+    from mem_pipeline.write.clauses import instead
+
+    assert instead("rent is $1,540, not $1,450.", "1,450") == "1,540"
+    _say(memory, "The deposit on the flat in Hackney is £2,510, due Friday.")
+    res = memory.add(
+        [{"role": "user", "content": "Sorry, scratch that, the deposit is £2,150, not £2,510."}],
+        user_id="u",
+        timestamp=T0 + timedelta(minutes=2),
+    )
+    assert [e.event for e in res.events] == ["UPDATE"], res.events
+    assert _facts(memory) == ["The deposit on the flat in Hackney is £2,150, due Friday."]

@@ -29,7 +29,7 @@ __all__ = [
     "substituted",
 ]
 
-_NAME_WORDS = r"(?:the\s+)?[A-Z0-9][\w'’&.-]*(?:\s+[A-Z0-9][\w'’&.-]*){0,3}"
+_NAME_WORDS = r"(?:the\s+)?(?:\d{1,3}(?:,\d{3})+|[A-Z0-9][\w'’&.-]*)(?:\s+[A-Z0-9][\w'’&.-]*){0,3}"
 _PREPOSITION = r"(?:in|at|on|for|with|to|from|by|near)"
 _PREP = rf"(?:{_PREPOSITION}\s+)?"
 _PERSON_WORD = re.compile(r"(?:I|I['’]\w+|We|He|She|It|They|You)\b")
@@ -39,7 +39,7 @@ def instead(text: str, name: str) -> str | None:
     """What ``text`` says holds in place of ``name`` when it corrects by contrast (pure): "Dev's
     at Channel 4, not the BBC" -> "at Channel 4"; "not the 12th but the 14th" -> "the 14th";
     else None."""
-    neg = rf"not\s+(?:in |at |on |a |an |the )?{re.escape(name)}\b"
+    neg = rf"not\s+(?:in |at |on |a |an |the )?[$£€]?{re.escape(name)}\b"
     if name.lower() in DAY_WORDS:  # "lands on the eleventh of February not the ninth"
         return _other_day(re.sub(neg, " ", text, flags=re.I), name) if re.search(neg, text, re.I) else None
     m = re.search(rf"(?P<a>{_PREP}{_NAME_WORDS}),?\s+{neg}", text) or re.search(

@@ -145,7 +145,7 @@ _CORRECTION = re.compile(
     re.IGNORECASE,
 )
 _NEGATED = re.compile(
-    r"\b(?:not|no longer|instead of|rather than)\s+(?:in |at |on |a |an |the )?"
+    r"\b(?:not|no longer|instead of|rather than)\s+(?:in |at |on |a |an |the )?[$£€]?"
     rf"([A-Z][\w-]+|\d(?:[\w:-]|[.,](?=\w))*|(?i:{DAY_WORD})\b)"
 )
 
@@ -308,7 +308,7 @@ def contrasts(text: str) -> bool:
 def _after_negation(text: str, name: str) -> str:
     """``text`` without the negated mention of ``name`` (does it also say ``name`` plainly?)."""
     return re.sub(
-        rf"\b(?:not|no longer|instead of|rather than)\s+(?:in |at |on |a |an |the )?{re.escape(name)}",
+        rf"\b(?:not|no longer|instead of|rather than)\s+(?:in |at |on |a |an |the )?[$£€]?{re.escape(name)}",
         "",
         text,
     )
