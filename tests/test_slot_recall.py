@@ -665,3 +665,22 @@ def test_an_amount_corrected_by_contrast_rewrites_the_amount_and_keeps_the_rest(
     )
     assert [e.event for e in res.events] == ["UPDATE"], res.events
     assert _facts(memory) == ["The deposit on the flat in Hackney is £2,150, due Friday."]
+
+
+def test_a_place_taken_instead_rewrites_the_place_and_keeps_who_and_when(memory: Memory) -> None:
+    """ "We're taking mum to Annecy instead for her 70th weekend." after "For my mum's 70th in
+    June, my brother Kofi and I are taking her to Lucerne for a long weekend": the one place of
+    the plan is rewritten; who goes and when still hold (a month is no place)."""
+    _say(
+        memory,
+        "For my mum's 70th in June, my brother Kofi and I are taking her to Lucerne for a long weekend.",
+    )
+    res = memory.add(
+        [{"role": "user", "content": "We're taking mum to Annecy instead for her 70th weekend."}],
+        user_id="u",
+        timestamp=T0 + timedelta(days=6),
+    )
+    assert [e.event for e in res.events] == ["UPDATE"], res.events
+    assert _facts(memory) == [
+        "For my mum's 70th in June, my brother Kofi and I are taking her to Annecy for a long weekend."
+    ]

@@ -1,9 +1,10 @@
 """Corrections that change one detail of a stored fact and leave the rest standing (pure):
 what someone is, by contrast ("She's a doula, not a midwife"), one thing switched for another
 ("switched from violin to cello"), a new count ("so 3 cats now"), a date that moved ("pushed to
-20 September"). Each gives the related stored fact's text with the new detail in place of the
-old; the reconciler makes it an UPDATE (``write.reconcile.decide``), the old text kept in
-history."""
+20 September") or was said wrong ("I misread the e-ticket: she lands on 11 January"), a place
+taken instead ("We'll spend the anniversary weekend in Salzburg instead"). Each gives the
+related stored fact's text with the new detail in place of the old; the reconciler makes it an
+UPDATE (``write.reconcile.decide``), the old text kept in history."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ def changed_detail(text: str, neighbours: Sequence[tuple[StoredFact, float]]) ->
         or _by_switch(text, neighbours)
         or _by_count(text, neighbours)
         or _by_date(text, neighbours)
+        or _by_place(text, neighbours)
     )
 
 
@@ -168,4 +170,41 @@ def _by_switch(text: str, neighbours: Sequence[tuple[StoredFact, float]]) -> Rew
             continue
         fixed = said.sub(lambda _: new, f.text, count=1)
         return Rewrite(f, fixed, f"from {old} to {new} (cosine {sim:.3f})")
+    return None
+
+
+# "We'll spend the anniversary weekend in Salzburg instead": a place said as taken instead of
+# one the speaker does not name ("instead of Lisbon" is a contrast, decided by name)
+_INSTEAD = re.compile(r"\binstead\b(?!\s+of\b)", re.I)
+_AT_PLACE = re.compile(r"\b(?:in|to|at)\s+(?:the\s+)?(?P<place>[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)*)")
+
+
+def _places(text: str) -> list[str]:
+    """The capitalised names ``text`` gives after "in", "to" or "at", a month or day aside."""
+    return [
+        m.group("place")
+        for m in _AT_PLACE.finditer(text)
+        if m.group("place").split()[0].lower() not in CALENDAR and m.group("place") != "I"
+    ]
+
+
+def _by_place(text: str, neighbours: Sequence[tuple[StoredFact, float]]) -> Rewrite | None:
+    """A place taken instead ("We'll spend the anniversary weekend in Salzburg instead" after
+    "For our tenth anniversary in May, Lukas and I are going to Hallstatt for a long weekend"):
+    a rewrite of the related stored fact that names one place, of the same things, with the new
+    place in its stead; who goes, when and why still hold."""
+    if not _INSTEAD.search(text):
+        return None
+    new = _places(text)
+    if len(new) != 1:
+        return None
+    words = set(re.findall(r"\w+", text.lower()))
+    for f, sim in neighbours:
+        old = _places(f.text) if sim >= 0.4 else []
+        if len(old) != 1 or new[0].lower() in f.text.lower():
+            continue
+        if not (names(f.text) & words or topic(f.text) & topic(text)):
+            continue
+        fixed = re.sub(rf"\b{re.escape(old[0])}\b", lambda _: new[0], f.text, count=1)
+        return Rewrite(f, fixed, f"{new[0]} instead of {old[0]} (cosine {sim:.3f})")
     return None
