@@ -358,7 +358,7 @@ def test_what_names_the_person_asked_for_is_not_set_aside_for_what_names_none() 
     """ "Who am I travelling with?": a trip rebooked elsewhere ("Booked Madeira instead") set
     aside the destination, not who goes: the earlier item that names the person stays for a
     "who?" question, while a later one that names someone too still sets it aside."""
-    from mem_pipeline.text.slots import asks_who, gives_person
+    from mem_pipeline.text.phrases import asks_who, gives_person
 
     assert asks_who("Who am I travelling with in September?") and asks_who("Whose party is it?")
     assert not asks_who("Where are we going?")

@@ -30,8 +30,8 @@ from ..recall import Hit, Recall, Source
 from ..store import Candidate, VectorLike
 from ..text.dates import asks_plan
 from ..text.lexical import sparse_query
-from ..text.phrases import about_person, asks_where, gives_place
-from ..text.slots import asked_relation, asks_who, gives_person, relation_names, speaks_of
+from ..text.phrases import about_person, asks_where, asks_who, gives_person, gives_place
+from ..text.slots import asked_relation, relation_names, speaks_of
 from .associate import Reach, pick, reach
 from .hits import hit_of, score_parts
 from .newer import set_aside

@@ -66,7 +66,7 @@ days' leave"), hence :data:`FAR_CUED`. On the 21 behaviour sets: rank-1 883 -> 8
 stale value in the block 36 -> 34 of 468, nothing lost; at .18 one probe is lost. A cosine
 chosen on these sets, just under the two it gains: read it as such.
 
-The same holds for "who?" (``text.slots.gives_person``): "We're going to Reykjavik in July
+The same holds for "who?" (``text.phrases.gives_person``): "We're going to Reykjavik in July
 ..., me and my husband Callum" stays for "Who am I travelling with?" when "We've booked the
 Faroe Islands instead" names no one. And a question about a plan ("Where are we going in
 July?", ``text.dates.asks_plan``) is read like one about the present though it names a month:

@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable
 
 from .lexical import STOPWORDS, content_words, split_sentences, tokens
+from .slots import KIN
 
 __all__ = [
     "AGREED_FRAME",
@@ -14,8 +15,10 @@ __all__ = [
     "asks_called",
     "asks_name",
     "asks_where",
+    "asks_who",
     "candidate_phrases",
     "gives_name",
+    "gives_person",
     "gives_place",
     "name_tokens",
     "names_something",
@@ -257,6 +260,36 @@ def gives_place(text: str) -> int:
             return 2
         best = 1
     return best
+
+
+_CALENDAR_NAMES = "|".join(w.capitalize() for w in sorted(_CALENDAR))
+#: A question after who: "Who am I travelling with in July?", "with whom ...".
+_WHO = re.compile(r"^\W*who(?:m|se)?\b|\bwith whom\b", re.IGNORECASE)
+#: Someone named: "my husband Callum", "Mrs Lindqvist", "with Priya".
+_NAMED_PERSON = re.compile(
+    rf"\b(?i:{KIN}|teacher|coach|tutor|mentor|manager|fianc[ée]e?)\s+[A-Z][a-z]+"
+    r"|\b(?i:mrs?|ms|miss|dr)\.?\s+[A-Za-z][a-z]+"
+    rf"|\b(?i:with)\s+(?!(?:{_CALENDAR_NAMES})\b)[A-Z][a-z]+\b(?!\s+[A-Z])"
+    # "Theo and I", "me and Ana", "his name's Theo", "met someone new, Delphine"
+    r"|\b[A-Z][a-z]+ (?i:and) (?i:i|me)\b|\b(?i:i|me) (?i:and) [A-Z][a-z]+"
+    r"|\b(?i:name['’]?s|name is|named|called|someone(?: new)?,?)\s+[A-Z][a-z]+"
+)
+_PERSON_WORD = re.compile(rf"\b(?:{KIN}|teacher|coach|tutor)s?\b", re.IGNORECASE)
+
+
+def asks_who(question: str) -> bool:
+    """Whether a question asks who ("Who am I travelling with in July?")."""
+    return bool(_WHO.search(question))
+
+
+def gives_person(text: str) -> int:
+    """How surely ``text`` can answer "who?": 2 when it names someone ("me and my husband
+    Callum", "Mrs Lindqvist"), 1 when it speaks of someone unnamed ("my sister"), 0 when it
+    speaks of no one ("We've booked the Faroe Islands instead": a change of where, not of
+    who)."""
+    if _NAMED_PERSON.search(text):
+        return 2
+    return 1 if _PERSON_WORD.search(text) else 0
 
 
 #: A name given, not only said: "Named him Bún", "she's called Mochi", "his name is Otis".

@@ -24,6 +24,7 @@ from .lexical import content_words
 __all__ = [
     "BECAME",
     "CHANGE_CUE",
+    "KIN",
     "OVER",
     "PROFESSION",
     "PROFESSIONS",
@@ -34,9 +35,7 @@ __all__ = [
     "asked_slot",
     "asks_many",
     "asks_now",
-    "asks_who",
     "changes",
-    "gives_person",
     "is_attribute",
     "names_relation",
     "relation_names",
@@ -296,7 +295,7 @@ _NOT_EMPLOYMENT = re.compile(
 #: Step-relations ("my stepdad Gareth" is about Gareth, not the user), for every rule that
 #: names kin.
 STEP_KIN = r"step-?(?:dad|mum|mom|father|mother|son|daughter|brother|sister)"
-_KIN = (
+KIN = (
     # step- and in-law relations first
     rf"{STEP_KIN}|"
     r"(?:mother|father|sister|brother|son|daughter)-in-law|"
@@ -305,44 +304,14 @@ _KIN = (
     r"granny|nan|nana|niece|nephew|"
     r"boss|roommate|flatmate|neighbou?r|colleague"
 )
-#: A question after who: "Who am I travelling with in July?", "with whom ...".
-_WHO = re.compile(r"^\W*who(?:m|se)?\b|\bwith whom\b", re.IGNORECASE)
-#: Someone named: "my husband Callum", "Mrs Lindqvist", "with Priya".
-_NAMED_PERSON = re.compile(
-    rf"\b(?i:{_KIN}|teacher|coach|tutor|mentor|manager|fianc[ée]e?)\s+[A-Z][a-z]+"
-    r"|\b(?i:mrs?|ms|miss|dr)\.?\s+[A-Za-z][a-z]+"
-    r"|\b(?i:with)\s+(?!(?:January|February|March|April|May|June|July|August|September|October|November|"
-    r"December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b)[A-Z][a-z]+\b(?!\s+[A-Z])"
-    # "Theo and I", "me and Ana", "his name's Theo", "met someone new, Delphine"
-    r"|\b[A-Z][a-z]+ (?i:and) (?i:i|me)\b|\b(?i:i|me) (?i:and) [A-Z][a-z]+"
-    r"|\b(?i:name['’]?s|name is|named|called|someone(?: new)?,?)\s+[A-Z][a-z]+"
-)
-_PERSON_WORD = re.compile(rf"\b(?:{_KIN}|teacher|coach|tutor)s?\b", re.IGNORECASE)
-
-
-def asks_who(question: str) -> bool:
-    """Whether a question asks who ("Who am I travelling with in July?")."""
-    return bool(_WHO.search(question))
-
-
-def gives_person(text: str) -> int:
-    """How surely ``text`` can answer "who?": 2 when it names someone ("me and my husband
-    Callum", "Mrs Lindqvist"), 1 when it speaks of someone unnamed ("my sister"), 0 when it
-    speaks of no one ("We've booked the Faroe Islands instead": a change of where, not of
-    who)."""
-    if _NAMED_PERSON.search(text):
-        return 2
-    return 1 if _PERSON_WORD.search(text) else 0
-
-
 _RELATION = re.compile(
     r"^\s*(?:(?i:actually|so|also|and|oh)[\s,]+)*(?:(?i:my|the user['’]s)|[A-Z][a-z]+['’]s) "
     # "my older brother Malik", "my little sister Jo": who, with a word of age or rank
     r"(?:(?i:older|younger|little|big|baby|eldest|oldest|youngest|twin|late|elder) )?"
-    rf"({_KIN})(?: ([A-Z][a-z]+))?",
+    rf"({KIN})(?: ([A-Z][a-z]+))?",
 )
 # texting drops the "my": "Partner's vegan.", "Grandad ezra turned 90", "Mum had a fall"
-_BARE_RELATION = re.compile(rf"^\s*(?i:({_KIN}))(?:['’]s)?\b(?: ([A-Z][a-z]+))?")
+_BARE_RELATION = re.compile(rf"^\s*(?i:({KIN}))(?:['’]s)?\b(?: ([A-Z][a-z]+))?")
 _SLOT_WORDS = frozenset(
     content_words(
         "live lives living reside based moved move moving relocate relocated home hometown settled back new "
@@ -372,7 +341,7 @@ class Slot:
 #: "my husband", "our dog": a person or animal of one's own, asked about or named.
 _MY_RELATION = re.compile(
     rf"\b(?:my|our)\s+(?:(?:older|younger|little|big|baby|eldest|oldest|youngest|twin|late|elder|new)\s+)?"
-    rf"({_KIN}|dog|cat|puppy|kitten|pup|parrot|rabbit|horse|pet)\b",
+    rf"({KIN}|dog|cat|puppy|kitten|pup|parrot|rabbit|horse|pet)\b",
     re.IGNORECASE,
 )
 
@@ -557,7 +526,7 @@ def asked_slot(question: str) -> str | None:
     family = next((name for name, pattern in _ASKED if pattern.search(low)), None)
     if family is None and not _ASKS_OTHER.match(low):
         family = next((name for name, pattern in _FAMILIES if pattern.search(low)), None)
-    if family is None or _RELATION.match(question) or re.search(r"\bmy (?:" + _KIN + r")\b", low):
+    if family is None or _RELATION.match(question) or re.search(r"\bmy (?:" + KIN + r")\b", low):
         return None  # "where does my sister live?" asks for hers, not the user's
     return f"the user/{family}"
 

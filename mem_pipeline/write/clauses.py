@@ -22,6 +22,7 @@ __all__ = [
     "WORKPLACE",
     "based",
     "day_number",
+    "day_word",
     "instead",
     "left_place",
     "remainder",
@@ -91,7 +92,8 @@ def day_number(name: str) -> int | None:
     return int(digits.group(1)) if digits else None
 
 
-def _day_word(n: int) -> str:
+def day_word(n: int) -> str:
+    """The day of the month ``n`` in words, hyphenated (21 -> "twenty-first")."""
     return next(w for w, i in DAY_WORDS.items() if i == n and " " not in w)
 
 
@@ -132,7 +134,7 @@ def _day_substituted(text: str, name: str, said: str) -> str | None:
     for m in _ANY_DAY.finditer(text):
         if day_number(m.group()) == old:
             word = m.group()[:1].isalpha()
-            put = _day_word(new) if word else f"{new}{_suffix(new)}"
+            put = day_word(new) if word else f"{new}{_suffix(new)}"
             return text[: m.start()] + put + text[m.end() :]
     return None
 

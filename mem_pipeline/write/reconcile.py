@@ -76,6 +76,7 @@ from .clauses import (
     ORDINAL,
     WORKPLACE,
     day_number,
+    day_word,
     instead,
     left_place,
     remainder,
@@ -293,8 +294,7 @@ def _said(name: str) -> str:
     without its ordinal ("not the 12th" names "12 September")."""
     n = day_number(name) if name.lower() in DAY_WORDS else None
     if n is not None:  # "not the ninth" names "the 9th" too
-        word = next(w for w, i in DAY_WORDS.items() if i == n and " " not in w)
-        return rf"(?:{re.escape(word)}|{n}(?:st|nd|rd|th)?)"
+        return rf"(?:{re.escape(day_word(n))}|{n}(?:st|nd|rd|th)?)"
     day = ORDINAL.fullmatch(name)
     return rf"{day.group(1)}(?:st|nd|rd|th)?" if day else re.escape(name)
 
