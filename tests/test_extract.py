@@ -1147,3 +1147,42 @@ def test_todays_state_requests_about_the_answer_and_a_suggestion_taken_store_not
         "Please remember I'm allergic to nuts.",
     ):
         assert is_statement(said), said
+
+
+def test_a_day_put_right_by_contrast_or_rebooked_rewrites_the_one_day_of_the_fact(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from datetime import timedelta
+
+    from mem_pipeline import Memory, MemoryConfig
+    from mem_pipeline.write._details import changed_detail
+
+    assert changed_detail("It's Sunday, not Saturday.", []) is None  # nothing stored to put right
+    with Memory(MemoryConfig(path=str(tmp_path / "s"))) as m:
+        m.add(
+            [{"role": "user", "content": "My train to Glasgow for the talk leaves Tuesday the 4th, 7am."}],
+            user_id="u",
+            timestamp=NOW,
+        )
+        r = m.add(
+            [{"role": "user", "content": "Checked the booking again. It's Wednesday the 5th, not Tuesday."}],
+            user_id="u",
+            timestamp=NOW + timedelta(minutes=10),
+        )
+        assert "UPDATE" in [e.event for e in r.events]
+        valid = [f.text for f in m.get_all(user_id="u") if f.kind == "fact" and f.is_valid]
+        assert "My train to Glasgow for the talk leaves Wednesday the 5th, 7am." in valid
+        assert not any("Tuesday" in t for t in valid)
+    with Memory(MemoryConfig(path=str(tmp_path / "t"))) as m:
+        m.add(
+            [{"role": "user", "content": "I fly to Lagos on 2 May for my niece's naming ceremony."}],
+            user_id="u",
+            timestamp=NOW,
+        )
+        r = m.add(
+            [{"role": "user", "content": "The flight got cancelled and they booked me on 4 May instead."}],
+            user_id="u",
+            timestamp=NOW + timedelta(days=3),
+        )
+        valid = [f.text for f in m.get_all(user_id="u") if f.kind == "fact" and f.is_valid]
+        assert "I fly to Lagos on 4 May for my niece's naming ceremony." in valid, (valid, r.events)
+        hits = m.search("When do I fly to Lagos?", user_id="u", now=NOW + timedelta(days=4)).hits
+        assert hits and "4 May" in hits[0].text

@@ -1,7 +1,8 @@
 """Corrections that change one detail of a stored fact and leave the rest standing (pure):
 what someone is, by contrast ("She's a doula, not a midwife"), one thing switched for another
 ("switched from violin to cello"), a new count ("so 3 cats now"), a date that moved ("pushed to
-20 September") or was said wrong ("I misread the e-ticket: she lands on 11 January"), a place
+20 September", "they put me on 16 march"), was said wrong ("I misread the e-ticket: she lands on
+11 January") or is denied by contrast ("It's Friday the 13th, not Thursday"), a place
 taken instead ("We'll spend the anniversary weekend in Salzburg instead"). Each gives the
 related stored fact's text with the new detail in place of the old; the reconciler makes it an
 UPDATE (``write.reconcile.decide``), the old text kept in history."""
@@ -36,6 +37,7 @@ def changed_detail(text: str, neighbours: Sequence[tuple[StoredFact, float]]) ->
         or _by_switch(text, neighbours)
         or _by_count(text, neighbours)
         or _by_date(text, neighbours)
+        or _by_day_contrast(text, neighbours)
         or _by_place(text, neighbours)
     )
 
@@ -112,7 +114,23 @@ _DATE_MOVED = re.compile(
 )
 
 
+# "the airline cancelled it and they put me on 16 march": rebooked to another day
+_REBOOKED = re.compile(
+    rf"\b(?:put|rebooked|booked|moved|switched) (?:me|us) (?:on|onto|for) (?:the )?(?P<day>{DAY_OF_MONTH})",
+    re.I,
+)
+#: what a rebooking is of: a journey (its words tie "they put me on 16 march" to the flight)
+_JOURNEY = re.compile(
+    r"\b(?:fl(?:y|ying|ies|ew|ight|ights)|airline|plane|train|bus|coach|ferry|ticket)\b", re.I
+)
 _DAY = re.compile(DAY_OF_MONTH, re.I)
+_WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+# a day said by its weekday, with its date or not: "Friday the 13th", "Thursday", "the 13th"
+_A_DAY = rf"(?:{_WEEKDAY}(?:,? the [0-3]?\d(?:st|nd|rd|th))?|the [0-3]?\d(?:st|nd|rd|th)|{DAY_OF_MONTH})"
+# "It's Friday the 13th, not Thursday.": the day put right by contrast
+_NOT_DAY = re.compile(
+    rf"\b(?:it['’]s|it is|is|on) (?:on )?(?P<new>{_A_DAY}),? not (?:on )?(?P<old>{_A_DAY})\b", re.I
+)
 #: A slip of the speaker's own, put right: "I misread the e-ticket", "I got the date wrong".
 _SLIP = re.compile(
     r"\b(?:misread|misremembered|mixed up|got (?:it|that|the \w+) wrong|i was wrong|"
@@ -123,10 +141,13 @@ _SLIP = re.compile(
 
 def _by_date(text: str, neighbours: Sequence[tuple[StoredFact, float]]) -> Rewrite | None:
     """A date that moved ("Valeria's wedding is pushed to 20 September" after "My sister
-    Valeria is marrying on 14 of June in Oaxaca"): a rewrite of the related stored fact that
-    gives one date, of the same people or things, with the new date in its place; where, who
-    and the rest still hold."""
+    Valeria is marrying on 14 of June in Oaxaca") or a journey rebooked ("they put me on 16
+    march" after "I fly to Montreal on 14 march"): a rewrite of the related stored fact that
+    gives one date, of the same people or things (or, rebooked, a journey too), with the new
+    date in its place; where, who and the rest still hold."""
     m = _DATE_MOVED.search(text)
+    rebooked = _REBOOKED.search(text) if m is None else None
+    m = m or rebooked
     day, why = (m["day"], "moved to") if m else (None, "")
     if day is None and _SLIP.search(text):  # "I misread the e-ticket: she lands on 11 January."
         said = list(_DAY.finditer(text))
@@ -136,13 +157,40 @@ def _by_date(text: str, neighbours: Sequence[tuple[StoredFact, float]]) -> Rewri
     words = set(re.findall(r"\w+", text.lower()))
     for f, sim in neighbours:
         dates = list(_DAY.finditer(f.text)) if sim >= 0.3 else []
-        if len(dates) != 1 or not (names(f.text) & words or topic(f.text) & topic(text)):
+        journey = bool(rebooked) and bool(_JOURNEY.search(f.text)) and bool(_JOURNEY.search(text))
+        if len(dates) != 1 or not (names(f.text) & words or topic(f.text) & topic(text) or journey):
             continue
         old = dates[0]
         if old.group().lower() == day.lower():
             continue
         fixed = f"{f.text[: old.start()]}{day}{f.text[old.end() :]}"
         return Rewrite(f, fixed, f"{why} {day} (cosine {sim:.3f})")
+    return None
+
+
+def _by_day_contrast(text: str, neighbours: Sequence[tuple[StoredFact, float]]) -> Rewrite | None:
+    """A day put right by contrast ("It's Friday the 13th, not Thursday." after "Booked my
+    flight to Kisumu for my grandmother's 90th, Thursday the 12th"): a rewrite of the related
+    stored fact that gives the day the correction denies, with the day it gives in its place.
+    The denied day, said in both, ties them even when their words are far apart (cosine .27)."""
+    m = _NOT_DAY.search(text)
+    if m is None:
+        return None
+    new, old = m["new"], m["old"]
+    first = re.match(r"\w+", old)
+    if first is None:
+        return None
+    said = re.compile(rf"(?<![\w-]){_A_DAY}", re.I)
+    word = re.compile(rf"\b{re.escape(first.group())}\b", re.I)
+    for f, sim in neighbours:
+        if sim < 0.2:
+            continue
+        spans = [d for d in said.finditer(f.text) if word.search(d.group())]
+        if len(spans) != 1 or re.search(rf"\b{re.escape(new)}\b", f.text, re.I):
+            continue
+        d = spans[0]
+        fixed = f"{f.text[: d.start()]}{new}{f.text[d.end() :]}"
+        return Rewrite(f, fixed, f"says {new}, not {old} (cosine {sim:.3f})")
     return None
 
 
