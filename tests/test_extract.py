@@ -1186,3 +1186,22 @@ def test_a_day_put_right_by_contrast_or_rebooked_rewrites_the_one_day_of_the_fac
         assert "I fly to Lagos on 4 May for my niece's naming ceremony." in valid, (valid, r.events)
         hits = m.search("When do I fly to Lagos?", user_id="u", now=NOW + timedelta(days=4)).hits
         assert hits and "4 May" in hits[0].text
+
+
+def test_one_day_of_a_habit_moved_rewrites_that_day_and_keeps_the_others(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from datetime import timedelta
+
+    from mem_pipeline import Memory, MemoryConfig
+
+    with Memory(MemoryConfig(path=str(tmp_path / "s"))) as m:
+        said = "I go to the climbing gym on Mondays and Fridays after work."
+        m.add([{"role": "user", "content": said}], user_id="u", timestamp=NOW)
+        r = m.add(
+            [{"role": "user", "content": "Small change: my Monday climbing session is on Tuesday now."}],
+            user_id="u",
+            timestamp=NOW + timedelta(days=20),
+        )
+        assert "UPDATE" in [e.event for e in r.events], r.events
+        valid = [f.text for f in m.get_all(user_id="u") if f.kind == "fact" and f.is_valid]
+        assert "I go to the climbing gym on Tuesdays and Fridays after work." in valid
+        assert not any("Monday" in t for t in valid)

@@ -2,7 +2,8 @@
 what someone is, by contrast ("She's a doula, not a midwife"), one thing switched for another
 ("switched from violin to cello"), a new count ("so 3 cats now"), a date that moved ("pushed to
 20 September", "they put me on 16 march"), was said wrong ("I misread the e-ticket: she lands on
-11 January") or is denied by contrast ("It's Friday the 13th, not Thursday"), a place
+11 January") or is denied by contrast ("It's Friday the 13th, not Thursday"), one day of a
+habit for another ("my Tuesday swim is on Wednesday now"), a place
 taken instead ("We'll spend the anniversary weekend in Salzburg instead"). Each gives the
 related stored fact's text with the new detail in place of the old; the reconciler makes it an
 UPDATE (``write.reconcile.decide``), the old text kept in history."""
@@ -38,6 +39,7 @@ def changed_detail(text: str, neighbours: Sequence[tuple[StoredFact, float]]) ->
         or _by_count(text, neighbours)
         or _by_date(text, neighbours)
         or _by_day_contrast(text, neighbours)
+        or _by_weekday(text, neighbours)
         or _by_place(text, neighbours)
     )
 
@@ -165,6 +167,38 @@ def _by_date(text: str, neighbours: Sequence[tuple[StoredFact, float]]) -> Rewri
             continue
         fixed = f"{f.text[: old.start()]}{day}{f.text[old.end() :]}"
         return Rewrite(f, fixed, f"{why} {day} (cosine {sim:.3f})")
+    return None
+
+
+# "my Tuesday swim is on Wednesday now", "our Monday class moved to Thursday": one day of a
+# habit for another
+_DAY_SWITCHED = re.compile(
+    rf"\b(?:my|our|the|his|her|their) (?P<old>{_WEEKDAY})s? (?P<what>[a-z][\w-]*(?: [a-z][\w-]*)?) "
+    rf"(?:is|are|has moved|have moved|moved|got moved|changed|switched)(?: now)? (?:on |to |onto )?"
+    rf"(?:a |the )?(?P<new>{_WEEKDAY})s?\b",
+    re.I,
+)
+
+
+def _by_weekday(text: str, neighbours: Sequence[tuple[StoredFact, float]]) -> Rewrite | None:
+    """One day of a habit moved to another ("my Tuesday swim is on Wednesday now" after "I swim
+    at the pool on Tuesdays and Thursdays"): a rewrite of the related stored fact that gives
+    the old day once, with the new day in its place; the other days and the rest still hold."""
+    m = _DAY_SWITCHED.search(text)
+    if m is None:
+        return None
+    old, new = m["old"].lower(), m["new"].lower()
+    if old == new:
+        return None
+    said = re.compile(rf"\b{old}(s?)\b", re.I)
+    for f, sim in neighbours:
+        found = list(said.finditer(f.text))
+        if sim < 0.3 or len(found) != 1 or re.search(rf"\b{new}s?\b", f.text, re.I):
+            continue
+        d = found[0]
+        day = new.capitalize() if d.group()[0].isupper() else new
+        fixed = f"{f.text[: d.start()]}{day}{d.group(1)}{f.text[d.end() :]}"
+        return Rewrite(f, fixed, f"{m['what']} from {old} to {new} (cosine {sim:.3f})")
     return None
 
 
