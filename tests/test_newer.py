@@ -392,3 +392,27 @@ def test_a_question_about_a_plan_is_about_its_latest_telling(memory: Memory) -> 
     assert hits and "Madeira" in hits[0].text, [h.text for h in hits]
     hits = memory.search("Who am I travelling with in September?", user_id="u", now=now).hits
     assert hits and "Dana" in hits[0].text, [h.text for h in hits]
+
+
+def test_a_question_about_how_someone_else_stands_now_is_answered_by_the_later_statement(
+    memory: Memory,
+) -> None:
+    """ "What colour is Pepper?" asks how things stand now, about someone else: what the user
+    said later of Pepper sets aside what it put right. A question about the past does not."""
+    from mem_pipeline.text.slots import asks_now, asks_state
+
+    assert asks_state("What colour is Pepper?") and not asks_now("What colour is Pepper?")
+    assert asks_state("where does my brother live?")
+    assert not asks_state("What did Caroline research?") and not asks_state("Is he still at Leeds?")
+    _say(memory, "Our cat Pepper is a grey tabby, she sleeps on the radiator all winter.", T0)
+    _say(
+        memory,
+        "The vet looked at her properly today: Pepper is not grey at all, she's a British shorthair mix.",
+        T0 + timedelta(days=30),
+    )
+    now = T0 + timedelta(days=31)
+    recall = memory.search("What breed is Pepper?", user_id="u", now=now)
+    assert recall.hits and "shorthair" in recall.hits[0].text, [h.text for h in recall.hits]
+    assert not any("tabby" in h.text for h in recall.hits), [h.text for h in recall.hits]
+    assert recall.set_aside  # stored and valid still, set aside for this question only
+    assert any("tabby" in f.text for f in memory.get_all(user_id="u") if f.kind == "fact" and f.is_valid)

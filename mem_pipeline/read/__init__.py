@@ -139,11 +139,12 @@ class Reader:
             about = about_person(q.text, bool(q.named)) or bool(qc)
             ranked = self._relevant(ranked, about, floor, 3 * limit, q.slot, q.text, known)
             aside: dict[str, str] = {}
-            # only for a question to the asker about their present: one about the past, a date
-            # or someone else (LoCoMo's "what did Caroline research?") keeps every earlier item
-            # (a question about a plan names when it is for: "Where are we going in July?")
+            # only for a question about how things stand now, the asker's or anyone's ("where
+            # does ngozi live?"): one about the past or a date (LoCoMo's "what did Caroline
+            # research?") keeps every earlier item (a question about a plan names when it is
+            # for: "Where are we going in July?")
             dated = bool(q.dates) and not asks_plan(q.text)
-            if cfg.newer_sets_aside and q.asks_now and not (q.asks_when or dated or include_invalid):
+            if cfg.newer_sets_aside and q.asks_state and not (q.asks_when or dated or include_invalid):
                 # "where?" wants a place, "who?" a person
                 answers = gives_place if asks_where(q.text) else gives_person if asks_who(q.text) else None
                 ranked, aside = self._newer(ranked, cfg.newer_sets_aside, q.asks_many, answers)  # 3 x limit

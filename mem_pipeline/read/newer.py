@@ -12,10 +12,13 @@ it is about what was asked too. What is set aside stays stored and valid: a ques
 not find the later item still gets it.
 
 Where it applies (the reader decides): a store that extracts facts (a fact among what was
-found; a raw-turn store, as LoCoMo's evaluation uses, is unchanged), and a question to the
-asker about their present (``text.slots.asks_now``) that names no date and does not ask
-"when". A question about the past or about someone else ("what did Caroline research?") keeps
-every earlier item: events do not replace each other, states do.
+found; a raw-turn store, as LoCoMo's evaluation uses, is unchanged), and a question about how
+things stand now (``text.slots.asks_state``: the asker's present, or anyone's in the present
+tense, "What breed is Waffles?", "where does ngozi live?") that names no date and does not ask
+"when". A question about the past ("what did Caroline research?") keeps every earlier item:
+events do not replace each other, states do. (Until 2026-12-07 only the asker's present: on
+the 21 behaviour sets, anyone's gave rank-1 894 -> 896 of 999 and the stale value in the
+block 29 -> 26 of 468, no probe lost; ``eval/README.md``, "Days put right in place".)
 
 "Said" is when the person last said it (a fact restated later is as new as the restatement),
 so in a reversal (oat milk, then soya, then "back on oat milk") the middle value is the one

@@ -10,7 +10,7 @@ from ..models import Scope
 from ..text.dates import asks_when, date_ranges
 from ..text.lexical import sparse_query
 from ..text.phrases import asks_called, asks_name, name_tokens, without_names
-from ..text.slots import asked_slot, asks_many, asks_now
+from ..text.slots import asked_slot, asks_many, asks_now, asks_state
 
 __all__ = ["Query", "analyse", "dense_query"]
 
@@ -43,6 +43,8 @@ class Query:
     slot: str | None = None
     #: whether it asks the asker about their present (``text.slots.asks_now``)
     asks_now: bool = False
+    #: whether it asks how things stand now, for the asker or anyone (``text.slots.asks_state``)
+    asks_state: bool = False
     #: whether it asks for several things at once (``text.slots.asks_many``: "What are my hobbies?")
     asks_many: bool = False
 
@@ -73,6 +75,7 @@ def analyse(parts: Parts, scope: Scope, text: str, at: datetime, *, use_concepts
         grams=tuple(rest),
         slot=asked_slot(text) if cfg.slot_boost else None,
         asks_now=asks_now(text),
+        asks_state=asks_state(text),
         asks_many=asks_many(text),
     )
 

@@ -668,6 +668,19 @@ def asks_many(question: str) -> bool:
 _TO_ASSISTANT = re.compile(r"\bshould you\b", re.IGNORECASE)
 
 
+#: A question in the present tense after what, which, where or who: "where does ngozi live?",
+#: "What breed is Waffles?", "What does Lena do for work?".
+_STATE_QUESTION = re.compile(r"^\W*(?:what|which|where|who)\b[^?]*?\b(?:does|do|is|are|has|have)\b", re.I)
+
+
+def asks_state(question: str) -> bool:
+    """Whether a question asks how things stand now, for the asker (:func:`asks_now`) or for
+    anyone ("where does ngozi live?", "What breed is Waffles?"), so that what was said later
+    on the same thing answers it before what it replaced. A question about the past ("What
+    did Caroline research?") or an ending ("is she still at Moi?") does not."""
+    return asks_now(question) or bool(_STATE_QUESTION.match(question) and not _PAST.search(question))
+
+
 def asks_now(question: str) -> bool:
     """Whether a question asks the asker about their present ("which band do I like?"), not
     about the past or an ending ("what did I use to eat?", "did I quit?", "am I still at
