@@ -351,11 +351,15 @@ def test_step_and_in_law_relations_name_whom_a_fact_is_about_and_lead_ins_keep_t
     from mem_pipeline.text.slots import slot_of
     from mem_pipeline.text.voice import strip_filler
 
+    # a relation given a name is that person (as a later "Aoife ..." says of her); the relation
+    # word is no part of the value
     step = slot_of("My stepmum Aoife is a retired teacher from Galway.")
-    assert step is not None and step.subject == "stepmum aoife"
+    assert step is not None and step.subject == "aoife" and "stepmum" not in step.value
     assert category_of("My stepmum Aoife is a retired teacher from Galway.") == Category.RELATIONSHIP
-    law = slot_of("My brother-in-law Sami works as an electrician.")
+    law = slot_of("My brother-in-law works as an electrician.")
     assert law is not None and law.subject.startswith("brother-in-law")
+    named = slot_of("My brother-in-law Sami works as an electrician.")
+    assert named is not None and named.subject == "sami"
     assert (
         strip_filler("Update on the house move: it's now the 30th.") == "The house move: it's now the 30th."
     )
@@ -1205,3 +1209,33 @@ def test_one_day_of_a_habit_moved_rewrites_that_day_and_keeps_the_others(tmp_pat
         valid = [f.text for f in m.get_all(user_id="u") if f.kind == "fact" and f.is_valid]
         assert "I go to the climbing gym on Tuesdays and Fridays after work." in valid
         assert not any("Monday" in t for t in valid)
+
+
+def test_a_relation_given_a_name_is_that_person_and_a_post_taken_up_replaces_their_work(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from datetime import timedelta
+
+    from mem_pipeline import Memory, MemoryConfig
+    from mem_pipeline.text.slots import changes, slot_of
+
+    before = slot_of("My husband Tariq teaches physics at the grammar school.")
+    after = slot_of("Tariq has taken a job as a data analyst at the council.")
+    assert before is not None and after is not None
+    assert (before.subject, before.family) == (after.subject, after.family) == ("tariq", "work")
+    assert changes("She took up a new role at the hospital.")
+    back = slot_of("Back to freelancing from March.")
+    assert back is not None and back.family == "work"
+    assert slot_of("I'm qualified to teach English abroad now.") is None  # "to teach" is no job held
+    with Memory(MemoryConfig(path=str(tmp_path / "s"))) as m:
+        m.add(
+            [{"role": "user", "content": "My husband Tariq teaches physics at the grammar school."}],
+            user_id="u",
+            timestamp=NOW,
+        )
+        r = m.add(
+            [{"role": "user", "content": "Tariq has taken a job as a data analyst at the council."}],
+            user_id="u",
+            timestamp=NOW + timedelta(days=60),
+        )
+        assert [e.event for e in r.events] == ["SUPERSEDE"], r.events
+        hits = m.search("What does my husband do for work?", user_id="u", now=NOW + timedelta(days=61)).hits
+        assert hits and "data analyst" in hits[0].text, [h.text for h in hits]

@@ -189,6 +189,7 @@ _FAMILIES: list[tuple[str, re.Pattern[str]]] = [
             r"\b(?:work|works|working|job|employer|employed|hired|intern\w*|career|"
             r"quit (?:my|the) job|left (?:my|the) job|company|office|promoted|retired|retirement|"
             r"unemployed|laid off|made redundant|between jobs|startup|start-up|firm|fintech|agency|"
+            r"freelanc\w*|self[- ]employed|"
             r"resign(?:ed|ing)? (?:from|at)|handed in (?:my|her|his|their) notice|for a living|"
             r"consultancy|(?:position|role|post) (?:at|with)|new (?:position|role|post)\b)\b"
             rf"|\b(?:i['’]?m|i am|is|as) an? (?:[\w-]+ ){{0,2}}(?:\w+-)?(?:{PROFESSIONS}|{_ROLES})\b"
@@ -197,7 +198,7 @@ _FAMILIES: list[tuple[str, re.Pattern[str]]] = [
             rf"|^\W*(?:[\w-]+ ){{0,2}}(?:{PROFESSIONS}) (?:at|for|with|in)\b"
             r"(?!.*\b(?:said|says|told|tells|asked|reckons|thinks|gave|prescribed)\b)"
             # a subject one teaches ("I teach English in an academy", "still teach maths")
-            r"|\b(?:i|we|she|he|they) (?:still |now |also )?teach(?:es)? (?:[\w-]+ )?"
+            r"|\b(?:i|we|she|he|they|(?!to\b)[a-z]+) (?:still |now |also )?teach(?:es)? (?:[\w-]+ )?"
             r"(?:english|maths?|science|history|geography|music|art|drama|french|spanish|german|italian|"
             r"chemistry|physics|biology|pe|yoga|pilates|piano|guitar|violin|swimming|dance|ballet|"
             r"computing|economics|law|nursing|languages?|esl|efl)\b"
@@ -256,6 +257,8 @@ CHANGE_CUE = re.compile(
     r"\b(?:actually|correction|i meant|no longer|not \w+(?: \w+)? any ?more|anymore|any more|instead|"
     r"now|these days|nowadays|switched|swapped|changed|moved|new|again|back (?:to|in|together)|"
     r"started|joined|quit|stopped|gave up|left|used to|not any longer|lately|"
+    # a post taken up: "Folake has taken a position as a branch manager", "took up a role at"
+    r"(?:taken|took) (?:up )?(?:a|the) (?:\w+ )?(?:position|job|role|post)|"
     # the first days of a new job: "First week done as a trainee paralegal"
     r"first (?:day|week|shift|month)s? (?:done |over )?(?:as|at)|(?:day|week) one as)\b",
     re.IGNORECASE,
@@ -448,11 +451,15 @@ def slot_of(text: str, speaker: str = "the user") -> Slot | None:
     subject = speaker.lower()
     # one's own status
     rel = (_RELATION.match(text) or _BARE_RELATION.match(text)) if family != "relationship" else None
+    taken: set[str] = set()
     if rel:
-        subject = " ".join(w.lower() for w in rel.groups() if w)
+        # "my wife Folake" is Folake, as "Folake has taken a position ..." later says of her
+        kin, name = (w.lower() if w else None for w in rel.groups())
+        subject = name or str(kin)
+        taken = set(content_words(f"{kin} {name or ''}"))
     elif family == "work" and (other := _someone_elses(text, _WORK)) is not None:
         subject = other
-    taken = set(content_words(subject))
+    taken |= set(content_words(subject))
     value = tuple(sorted({w for w in content_words(text) if w not in _SLOT_WORDS and w not in taken}))
     # "moved to Porto, so not in Lisbon anymore" gives the value that holds now: it did not stop
     stopped = bool(_STOPPED.search(text)) and not _MOVED_TO.search(text)
