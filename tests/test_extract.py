@@ -1239,3 +1239,21 @@ def test_a_relation_given_a_name_is_that_person_and_a_post_taken_up_replaces_the
         assert [e.event for e in r.events] == ["SUPERSEDE"], r.events
         hits = m.search("What does my husband do for work?", user_id="u", now=NOW + timedelta(days=61)).hits
         assert hits and "data analyst" in hits[0].text, [h.text for h in hits]
+
+
+def test_a_slot_correction_leaves_no_clause_naming_what_it_speaks_of_again(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from datetime import timedelta
+
+    from mem_pipeline import Memory, MemoryConfig
+
+    with Memory(MemoryConfig(path=str(tmp_path / "s"))) as m:
+        said = "I'm engaged to Priya, the wedding is planned for June 2027 at a castle in Fife."
+        m.add([{"role": "user", "content": said}], user_id="u", timestamp=NOW)
+        r = m.add(
+            [{"role": "user", "content": "We scrapped the June plans and got married at the registry!"}],
+            user_id="u",
+            timestamp=NOW + timedelta(days=90),
+        )
+        assert "SUPERSEDE" in [e.event for e in r.events], r.events
+        valid = [f.text for f in m.get_all(user_id="u") if f.kind == "fact" and f.is_valid]
+        assert not any("castle" in t for t in valid), valid  # the June wedding is what was scrapped

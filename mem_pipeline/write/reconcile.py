@@ -50,7 +50,7 @@ from typing import Literal, Protocol
 
 from ..llm import LLMClient, render_prompt
 from ..models import ExtractedFact, ReconcileBatch, StoredFact
-from ..text.lexical import content_words, stem
+from ..text.lexical import STOPWORDS, content_words, stem
 from ..text.opinion import polarity, turns_away
 from ..text.slots import (
     BECAME,
@@ -344,12 +344,29 @@ def slot_keeping(d: Decision, text: str, slot: Slot) -> Decision:
     if slot.family == "diet" and _NO_ANIMAL.search(text):
         # "went vegetarian" ends "big fan of steak" too
         return _keeping(d, lambda clause: sets(clause, "diet") or bool(_ANIMAL_FOOD.search(clause)))
+    said = _specifics(text)
     return _keeping(
         d,
-        lambda clause: sets(clause, slot.family),
+        # a clause naming what the correction speaks of again ("the wedding's booked for
+        # October 2027" after "we ditched the big October wedding ... got married") is the
+        # correction's to say: it says it, as it now holds
+        lambda clause: sets(clause, slot.family) or bool(_specifics(clause) & said),
         place=slot.family == "work" and _says_no_place(text),
         beside=BESIDE.get(slot.family),
     )
+
+
+_MONTH_WORDS = frozenset(
+    "january february march april may june july august september october november december".split()
+)
+
+
+def _specifics(text: str) -> set[str]:
+    """The months and the names (capitalised words after the first, "I" aside) ``text`` says."""
+    words = re.findall(r"[A-Za-z][\w'’-]*", text)
+    out = {w.lower() for w in words if w.lower() in _MONTH_WORDS and w != "may"}
+    out |= {w.lower() for w in words[1:] if w[0].isupper() and w != "I" and w.lower() not in STOPWORDS}
+    return out
 
 
 #: A correction that says where one is or goes ("in Porto", "moved", "relocating").
