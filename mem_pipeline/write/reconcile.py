@@ -50,7 +50,7 @@ from typing import Literal, Protocol
 
 from ..llm import LLMClient, render_prompt
 from ..models import ExtractedFact, ReconcileBatch, StoredFact
-from ..text.lexical import STOPWORDS, content_words, stem
+from ..text.lexical import content_words, stem
 from ..text.opinion import polarity, turns_away
 from ..text.slots import (
     BECAME,
@@ -65,6 +65,7 @@ from ..text.slots import (
 )
 from ..text.smalltalk import FIRST_PERSON
 from ..text.voice import conflicting_specifics, missing_specifics, third_person
+from ._about import CALENDAR
 from ._about import names as _names
 from ._about import person as _person
 from ._about import topic as _topic
@@ -356,17 +357,10 @@ def slot_keeping(d: Decision, text: str, slot: Slot) -> Decision:
     )
 
 
-_MONTH_WORDS = frozenset(
-    "january february march april may june july august september october november december".split()
-)
-
-
 def _specifics(text: str) -> set[str]:
-    """The months and the names (capitalised words after the first, "I" aside) ``text`` says."""
-    words = re.findall(r"[A-Za-z][\w'’-]*", text)
-    out = {w.lower() for w in words if w.lower() in _MONTH_WORDS and w != "may"}
-    out |= {w.lower() for w in words[1:] if w[0].isupper() and w != "I" and w.lower() not in STOPWORDS}
-    return out
+    """The names ``text`` says (``_about.names``) and its days and months ("may" capitalised)."""
+    days = {w.lower() for w in re.findall(r"[A-Za-z]+", text) if w.lower() in CALENDAR and w != "may"}
+    return _names(text) | days
 
 
 #: A correction that says where one is or goes ("in Porto", "moved", "relocating").
