@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 
 __all__ = [
     "DAY_OF_MONTH",
+    "WEEKDAY",
     "asks_plan",
     "asks_when",
     "date_ranges",
@@ -87,11 +88,12 @@ _WHEN_QUESTION = re.compile(
     re.IGNORECASE,
 )
 _TIME_UNIT = r"(?:days?|weeks?|weekends?|months?|years?|nights?|mornings?|evenings?)"
-_WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+#: A day of the week, as a pattern ("monday" .. "sunday"; any case with ``re.I``).
+WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
 _SEASON = r"(?:summer|winter|spring|autumn|fall)"
 _TIME_EXPRESSION = re.compile(
-    rf"\b(?:yesterday|today|tonight|tomorrow|{_WEEKDAY}s?"
-    rf"|(?:last|this|next|past)\s+(?:{_TIME_UNIT}|{_WEEKDAY}|{_SEASON})"
+    rf"\b(?:yesterday|today|tonight|tomorrow|{WEEKDAY}s?"
+    rf"|(?:last|this|next|past)\s+(?:{_TIME_UNIT}|{WEEKDAY}|{_SEASON})"
     rf"|(?:\w+|\d+)\s+{_TIME_UNIT}\s+ago"
     r"|january|february|april|june|july|august|september|october|november|december"
     r"|(?:in|since|until|till|by|from|during|around|of)\s+(?:19|20)\d\d)\b"

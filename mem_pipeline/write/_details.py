@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from ..models import StoredFact
-from ..text.dates import DAY_OF_MONTH
+from ..text.dates import DAY_OF_MONTH, WEEKDAY
 from ..text.lexical import STOPWORDS
 from ._about import CALENDAR, SELF, names, topic
 
@@ -126,13 +126,13 @@ _JOURNEY = re.compile(
     r"\b(?:fl(?:y|ying|ies|ew|ight|ights)|airline|plane|train|bus|coach|ferry|ticket)\b", re.I
 )
 _DAY = re.compile(DAY_OF_MONTH, re.I)
-_WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
 # a day said by its weekday, with its date or not: "Friday the 13th", "Thursday", "the 13th"
-_A_DAY = rf"(?:{_WEEKDAY}(?:,? the [0-3]?\d(?:st|nd|rd|th))?|the [0-3]?\d(?:st|nd|rd|th)|{DAY_OF_MONTH})"
+_A_DAY = rf"(?:{WEEKDAY}(?:,? the [0-3]?\d(?:st|nd|rd|th))?|the [0-3]?\d(?:st|nd|rd|th)|{DAY_OF_MONTH})"
 # "It's Friday the 13th, not Thursday.": the day put right by contrast
 _NOT_DAY = re.compile(
     rf"\b(?:it['’]s|it is|is|on) (?:on )?(?P<new>{_A_DAY}),? not (?:on )?(?P<old>{_A_DAY})\b", re.I
 )
+_DAY_SAID = re.compile(rf"(?<![\w-]){_A_DAY}", re.I)
 #: A slip of the speaker's own, put right: "I misread the e-ticket", "I got the date wrong".
 _SLIP = re.compile(
     r"\b(?:misread|misremembered|mixed up|got (?:it|that|the \w+) wrong|i was wrong|"
@@ -173,9 +173,9 @@ def _by_date(text: str, neighbours: Sequence[tuple[StoredFact, float]]) -> Rewri
 # "my Tuesday swim is on Wednesday now", "our Monday class moved to Thursday": one day of a
 # habit for another
 _DAY_SWITCHED = re.compile(
-    rf"\b(?:my|our|the|his|her|their) (?P<old>{_WEEKDAY})s? (?P<what>[a-z][\w-]*(?: [a-z][\w-]*)?) "
+    rf"\b(?:my|our|the|his|her|their) (?P<old>{WEEKDAY})s? (?P<what>[a-z][\w-]*(?: [a-z][\w-]*)?) "
     rf"(?:is|are|has moved|have moved|moved|got moved|changed|switched)(?: now)? (?:on |to |onto )?"
-    rf"(?:a |the )?(?P<new>{_WEEKDAY})s?\b",
+    rf"(?:a |the )?(?P<new>{WEEKDAY})s?\b",
     re.I,
 )
 
@@ -214,12 +214,11 @@ def _by_day_contrast(text: str, neighbours: Sequence[tuple[StoredFact, float]]) 
     first = re.match(r"\w+", old)
     if first is None:
         return None
-    said = re.compile(rf"(?<![\w-]){_A_DAY}", re.I)
     word = re.compile(rf"\b{re.escape(first.group())}\b", re.I)
     for f, sim in neighbours:
         if sim < 0.2:
             continue
-        spans = [d for d in said.finditer(f.text) if word.search(d.group())]
+        spans = [d for d in _DAY_SAID.finditer(f.text) if word.search(d.group())]
         if len(spans) != 1 or re.search(rf"\b{re.escape(new)}\b", f.text, re.I):
             continue
         d = spans[0]
